@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bpf_hbm ABI: what the BPF qdisc and the bpf-hbm loader share.
+ *
+ * Fixed-width types only; included by qdisc/bpf_hbm.bpf.c (after vmlinux.h)
+ * and by userspace (after <linux/types.h>). Changing a struct here changes
+ * the pinned maps' layout: bump HBM_ABI_VERSION so a loader never reads
+ * maps of another layout.
+ */
+#ifndef HBM_H
+#define HBM_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#define HBM_ABI_VERSION		1
+
+#define HBM_NSEC_PER_USEC	1000ULL
+#define HBM_NSEC_PER_SEC	1000000000ULL
+
+/* Defaults follow HBM (rate, thresholds) and sch_fq (limits, horizon). */
+#define HBM_DEF_RATE_BPS	1000000000ULL		/* 1 Gbit/s */
+#define HBM_DEF_BURST_NS	(100 * HBM_NSEC_PER_USEC)
+#define HBM_DEF_MARK_NS		(50 * HBM_NSEC_PER_USEC)
+#define HBM_DEF_DROP_NS		(500 * HBM_NSEC_PER_USEC)
+#define HBM_DEF_DROP_LARGE_NS	(480 * HBM_NSEC_PER_USEC)
+#define HBM_DEF_LARGE_PKT	120			/* bytes */
+#define HBM_DEF_HORIZON_NS	(10 * HBM_NSEC_PER_SEC)
+#define HBM_DEF_LIMIT		10000
+#define HBM_DEF_FLOW_LIMIT	100
+#define HBM_DEF_SLACK_NS	(10 * HBM_NSEC_PER_USEC)
+
+#define HBM_MIN_RATE_BPS	1000000ULL		/* 1 Mbit/s */
+#define HBM_MAX_RATE_BPS	400000000000ULL		/* 400 Gbit/s */
+
+/* Sizes of the maps; the flow table is shared by all instances. */
+#define HBM_MAX_DEVS		256
+#define HBM_MAX_INSTANCES	1024
+#define HBM_MAX_FLOWS		65536
+
+/* hbm_config.flags */
+#define HBM_F_ECN		(1U << 0) /* a CE marker runs at tc egress */
+#define HBM_F_NO_CN		(1U << 1) /* never return NET_XMIT_CN */
+
+/*
+ * A device, as the qdisc sees it: ifindex is only unique within a network
+ * namespace, so the namespace's inode number (stat /proc/self/ns/net)
+ * completes it.
+ */
+struct hbm_dev_key {
+	__u32 ifindex;
+	__u32 netns;
+};
+
+/* Live configuration of a device's rate class (map hbm_config). */
+struct hbm_config {
+	__u64 rate_bps;		/* bits per second, L2 bytes as qdisc_pkt_len */
+	__u64 burst_ns;		/* credit an idle class may accumulate */
+	__u64 mark_ns;		/* virtual-queue delay above which we mark */
+	__u64 drop_ns;		/* ... above which we drop */
+	__u64 drop_large_ns;	/* ... for packets longer than large_pkt */
+	__u64 horizon_ns;	/* drop packets timestamped further out */
+	__u32 limit;		/* packets queued per qdisc instance */
+	__u32 flow_limit;	/* packets queued per flow */
+	__u32 large_pkt;	/* bytes */
+	__u32 flags;		/* HBM_F_* */
+};
+
+enum hbm_drop_reason {
+	HBM_DROP_THRESH,	/* virtual-queue delay over the drop threshold */
+	HBM_DROP_NONTCP,	/* non-TCP packet over the mark threshold */
+	HBM_DROP_HORIZON,	/* tstamp beyond the horizon */
+	HBM_DROP_LIMIT,		/* instance queue full */
+	HBM_DROP_FLOW_LIMIT,	/* flow queue full */
+	HBM_DROP_NOMEM,		/* could not allocate a queue node */
+	HBM_DROP_MAX,
+};
+
+/*
+ * A device's rate class (map hbm_classes): the HBM virtual queue shared by
+ * every bpf_hbm instance on the device (all mq children) and its counters.
+ * The virtual clock advances by exactly len * 8e9 / rate ns per packet; the
+ * sub-nanosecond remainder is carried in vq_rem so no rate loses accuracy.
+ */
+struct hbm_class {
+	struct bpf_spin_lock lock;
+	__u32 instances;	/* bpf_hbm qdiscs using this class */
+	__u64 vq_time;		/* virtual clock, ns (CLOCK_MONOTONIC) */
+	__u64 vq_rem;		/* remainder, in units of 1 / rate_bps ns */
+	__s64 delta_ns;		/* virtual-queue delay of the last packet */
+	__u64 enqueued;		/* packets accepted */
+	__u64 packets;		/* packets sent (dequeued) */
+	__u64 bytes;		/* bytes sent, qdisc_pkt_len */
+	__u64 marks;		/* packets over the mark threshold */
+	__u64 cn;		/* NET_XMIT_CN returned to the sender */
+	__u64 ce;		/* CE marks set by the tc egress marker */
+	__u64 guard_saves;	/* TCP drops spared by the 2-packet guard */
+	__u64 delayed;		/* packets that had to wait for departure */
+	__u64 drops[HBM_DROP_MAX];
+};
+
+/* One qdisc instance: the root, or one mq child (map hbm_instances). */
+struct hbm_inst_key {
+	__u32 ifindex;
+	__u32 netns;
+	__u32 parent;		/* TC_H_ROOT, or mq's major:queue */
+	__u32 handle;
+};
+
+#endif /* HBM_H */

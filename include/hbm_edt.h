@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The HBM-EDT arithmetic, shared by the BPF qdisc and the host unit tests.
+ *
+ * Pure functions on fixed-width integers: no helpers, no maps, no floating
+ * point, always inlined (the qdisc calls them under a bpf_spin_lock, where
+ * BPF-to-BPF calls are not allowed).
+ */
+#ifndef HBM_EDT_H
+#define HBM_EDT_H
+
+#include "hbm.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/*
+ * Longest packet the clock accounts for. len * 8e9 must fit in 64 bits next
+ * to a remainder below the rate: 2^30 * 8e9 + 4e11 < 2^64. A GSO packet is
+ * at most 512 KB (BIG TCP), far below.
+ */
+#define HBM_MAX_PKT_LEN		(1U << 30)
+
+/* A virtual queue: when the next packet may leave, with sub-ns remainder. */
+struct hbm_vq {
+	__u64 time;
+	__u64 rem;
+};
+
+enum hbm_verdict {
+	HBM_PASS,		/* under the mark threshold */
+	HBM_MARK,		/* over mark: counted, ECN-capable or lucky */
+	HBM_CN,			/* over mark: tell the local TCP sender (CWR) */
+	HBM_DROP,		/* over drop, or non-TCP over mark */
+};
+
+struct hbm_pkt {
+	__u32 len;		/* qdisc_pkt_len */
+	__u32 packets_out;	/* TCP packets in flight, if is_tcp */
+	__u8 is_tcp;		/* a TCP packet of a local full socket */
+	__u8 ecn;		/* ECN-capable and a CE marker runs */
+};
+
+/*
+ * Charge one packet of @len bytes to the virtual queue at @rate_bps.
+ * Returns the queue's delay before the charge (HBM's delta: how far the
+ * virtual clock runs ahead of @now) and stores the packet's departure time.
+ * An idle queue keeps at most @burst_ns of credit, which bounds bursts.
+ */
+static __always_inline __s64 hbm_vq_charge(struct hbm_vq *vq, __u64 now,
+					   __u32 len, __u64 rate_bps,
+					   __u64 burst_ns, __u64 *departure)
+{
+	__s64 delta = (__s64)(vq->time - now);
+	__u64 num;
+
+	if (delta < -(__s64)burst_ns) {
+		vq->time = now - burst_ns;
+		vq->rem = 0;
+		delta = -(__s64)burst_ns;
+	}
+	*departure = vq->time;
+	if (len > HBM_MAX_PKT_LEN)
+		len = HBM_MAX_PKT_LEN;
+	num = (__u64)len * 8 * HBM_NSEC_PER_SEC + vq->rem;
+	vq->time += num / rate_bps;
+	vq->rem = num % rate_bps;
+	return delta;
+}
+
+/* Give a dropped packet's slot back: the exact inverse of hbm_vq_charge. */
+static __always_inline void hbm_vq_refund(struct hbm_vq *vq, __u32 len,
+					  __u64 rate_bps)
+{
+	__u64 num, ns, frac;
+
+	if (len > HBM_MAX_PKT_LEN)
+		len = HBM_MAX_PKT_LEN;
+	num = (__u64)len * 8 * HBM_NSEC_PER_SEC;
+	ns = num / rate_bps;
+	frac = num % rate_bps;
+	if (vq->rem < frac) {
+		vq->rem += rate_bps;
+		ns++;
+	}
+	vq->rem -= frac;
+	vq->time -= ns;
+}
+
+/* Drop threshold for a packet: larger packets go first (HBM). */
+static __always_inline __u64 hbm_drop_thresh(const struct hbm_config *cfg,
+					     __u32 len)
+{
+	return len > cfg->large_pkt ? cfg->drop_large_ns : cfg->drop_ns;
+}
+
+/*
+ * Whether a non-ECN TCP packet over the mark threshold gets NET_XMIT_CN:
+ * with probability rising linearly from 0 at mark to 1 at the drop
+ * threshold. @rnd is uniform over 32 bits.
+ */
+static __always_inline int hbm_cn_roll(__s64 delta, __u64 mark_ns,
+				       __u64 drop_ns, __u32 rnd)
+{
+	__u64 span, over;
+
+	if (delta <= (__s64)mark_ns)
+		return 0;
+	if (drop_ns <= mark_ns || delta >= (__s64)drop_ns)
+		return 1;
+	span = drop_ns - mark_ns;
+	over = (__u64)delta - mark_ns;
+	/* P(rnd * span < over * 2^32) = over / span, no modulo bias. */
+	return (__u64)rnd * span < (over << 32) ? 1 : 0;
+}
+
+/*
+ * HBM's decision for one packet given its virtual-queue delay. Sets
+ * *guarded when the 2-packet guard turned a drop into a CN.
+ */
+static __always_inline enum hbm_verdict
+hbm_decide(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
+	   __s64 delta, __u32 rnd, int *guarded)
+{
+	__u64 drop = hbm_drop_thresh(cfg, pkt->len);
+	enum hbm_verdict v;
+
+	*guarded = 0;
+	if (delta <= (__s64)cfg->mark_ns)
+		return HBM_PASS;
+	if (delta > (__s64)drop)
+		v = HBM_DROP;
+	else if (!pkt->is_tcp)
+		v = HBM_DROP;
+	else if (pkt->ecn)
+		v = HBM_MARK;
+	else if (!(cfg->flags & HBM_F_NO_CN) &&
+		 hbm_cn_roll(delta, cfg->mark_ns, drop, rnd))
+		v = HBM_CN;
+	else
+		v = HBM_MARK;
+
+	/* Every TCP flow keeps 2 packets in flight: signal, don't drop. */
+	if (v == HBM_DROP && pkt->is_tcp && pkt->packets_out <= 1) {
+		*guarded = 1;
+		v = HBM_CN;
+	}
+	return v;
+}
+
+/* Whether @tstamp lies beyond the horizon, tolerating a zero tstamp. */
+static __always_inline int hbm_beyond_horizon(__u64 tstamp, __u64 now,
+					      __u64 horizon_ns)
+{
+	return tstamp > now && tstamp - now > horizon_ns;
+}
+
+#endif /* HBM_EDT_H */
