@@ -12,6 +12,7 @@
 
 #ifndef __bpf__
 #include <linux/types.h>
+#include <linux/bpf.h>		/* struct bpf_spin_lock */
 #endif
 
 #define HBM_ABI_VERSION		1
@@ -106,6 +107,16 @@ struct hbm_inst_key {
 	__u32 netns;
 	__u32 parent;		/* TC_H_ROOT, or mq's major:queue */
 	__u32 handle;
+};
+
+/*
+ * The head of an instance's map value (map hbm_instances); the BPF side
+ * follows it with the instance's lock and tree of flows.
+ */
+struct hbm_inst_info {
+	__u32 qlen;		/* packets queued */
+	__u32 flows;		/* backlogged flows */
+	__u64 backlog;		/* bytes queued */
 };
 
 #endif /* HBM_H */

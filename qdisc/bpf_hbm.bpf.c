@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpf_hbm: a BPF qdisc that shapes a device's egress the way HBM (Host
+ * Bandwidth Manager) does with Earliest Departure Time, inside one qdisc.
+ *
+ * Every packet is charged to the device's virtual queue (a clock advancing
+ * by len / rate per packet, with at most `burst` of idle credit), which
+ * gives it a departure time; a sender's own timestamp (TCP pacing,
+ * SO_TXTIME) is honoured when later. Packets wait in per-flow rbtrees
+ * ordered by departure time; the instance keeps its backlogged flows in an
+ * rbtree keyed by their head's departure, so dequeue looks at one node and
+ * either sends or arms the watchdog for exactly that time.
+ *
+ * How far the virtual clock runs ahead of now (the delay the packet would
+ * see in a real queue) drives HBM's congestion signals: over `mark` a
+ * packet is counted as marked and a non-ECN TCP sender gets NET_XMIT_CN
+ * (which puts it in CWR) with probability rising linearly to 1 at `drop`;
+ * over `drop` (480 us for packets over 120 bytes, 500 us otherwise) the
+ * packet is dropped and its slot given back, unless it belongs to a TCP
+ * flow with fewer than 2 packets in flight, which gets CN instead. Non-TCP
+ * packets are dropped over `mark`, as in HBM.
+ *
+ * Differences from sch_fq, whose EDT machinery this mirrors:
+ *  - a flow is scheduled by its head's departure time when it becomes
+ *    backlogged and after each dequeue. A packet that arrives with an
+ *    earlier departure than the current head waits for that head, as in
+ *    fq's throttled flows.
+ *  - a flow exists only while it has packets: an emptied flow is freed at
+ *    once, so the flow table needs no separate garbage collector and holds
+ *    at most as many flows as packets are queued. When the table is full a
+ *    packet joins the instance's overflow flow instead of being dropped.
+ *
+ * BPF qdiscs have no private data: each instance's state is keyed by
+ * (ifindex, netns, parent, handle), so mq children keep their own queues,
+ * while the rate class (virtual queue, counters) and the configuration are
+ * keyed by (ifindex, netns) and shared by all children of a device.
+ *
+ * Use: `bpf-hbm load` (or `bpftool struct_ops register bpf_hbm.bpf.o`),
+ * then `tc qdisc add dev eth0 root bpf_hbm`; configure with `bpf-hbm set`.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "hbm_graph.bpf.h"
+#include "hbm_edt.h"
+
+char _license[] SEC("license") = "GPL";
+
+#define ENOMEM			12
+#define AF_INET			2
+#define AF_INET6		10
+#define IPPROTO_TCP		6
+#define TCP_ECN_OK		1
+#define TCP_TIME_WAIT		6
+#define TCP_NEW_SYN_RECV	12
+
+/* Flow hashes are 32-bit: this one names each instance's overflow flow. */
+#define HBM_OVERFLOW_HASH	(1ULL << 32)
+
+/* Upper bound for the loops that drain a queue (a limit is a __u32). */
+#define HBM_DRAIN_MAX		(1 << 23)
+
+/* Load-time constants: the defaults an unconfigured device gets. */
+const volatile struct hbm_config hbm_defaults = {
+	.rate_bps = HBM_DEF_RATE_BPS,
+	.burst_ns = HBM_DEF_BURST_NS,
+	.mark_ns = HBM_DEF_MARK_NS,
+	.drop_ns = HBM_DEF_DROP_NS,
+	.drop_large_ns = HBM_DEF_DROP_LARGE_NS,
+	.horizon_ns = HBM_DEF_HORIZON_NS,
+	.limit = HBM_DEF_LIMIT,
+	.flow_limit = HBM_DEF_FLOW_LIMIT,
+	.large_pkt = HBM_DEF_LARGE_PKT,
+};
+const volatile __u64 hbm_timer_slack_ns = HBM_DEF_SLACK_NS;
+
+struct hbm_skb_node {
+	__u64 departure;
+	struct sk_buff __kptr *skb;
+	struct bpf_rb_node node;
+};
+
+struct hbm_flow {
+	struct bpf_rb_node rb;		/* in hbm_inst.flows while backlogged */
+	__u64 head;			/* rb's key: departure of the head */
+	__u64 hash;
+	__u32 qlen;
+	struct bpf_spin_lock lock;
+	struct bpf_rb_root queue __contains(hbm_skb_node, node);
+	struct bpf_refcount ref;	/* held by the flow table and the tree */
+};
+
+struct hbm_flow_key {
+	struct hbm_inst_key inst;
+	__u64 hash;
+};
+
+struct hbm_flow_slot {
+	struct hbm_flow __kptr *flow;
+};
+
+struct hbm_inst {
+	struct hbm_inst_info info;
+	struct bpf_spin_lock lock;
+	struct bpf_rb_root flows __contains(hbm_flow, rb);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_dev_key);
+	__type(value, struct hbm_config);
+	__uint(max_entries, HBM_MAX_DEVS);
+} hbm_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_dev_key);
+	__type(value, struct hbm_class);
+	__uint(max_entries, HBM_MAX_DEVS);
+} hbm_classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_inst_key);
+	__type(value, struct hbm_inst);
+	__uint(max_entries, HBM_MAX_INSTANCES);
+} hbm_instances SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_flow_key);
+	__type(value, struct hbm_flow_slot);
+	__uint(max_entries, HBM_MAX_FLOWS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} hbm_flows SEC(".maps");
+
+static bool hbm_skb_less(struct bpf_rb_node *a, const struct bpf_rb_node *b)
+{
+	struct hbm_skb_node *na = container_of(a, struct hbm_skb_node, node);
+	struct hbm_skb_node *nb = container_of(b, struct hbm_skb_node, node);
+
+	return na->departure < nb->departure;
+}
+
+static bool hbm_flow_less(struct bpf_rb_node *a, const struct bpf_rb_node *b)
+{
+	struct hbm_flow *fa = container_of(a, struct hbm_flow, rb);
+	struct hbm_flow *fb = container_of(b, struct hbm_flow, rb);
+
+	return fa->head < fb->head;
+}
+
+static __always_inline void hbm_inst_key_of(struct Qdisc *sch,
+					    struct hbm_inst_key *key)
+{
+	struct net_device *dev = sch->dev_queue->dev;
+
+	key->ifindex = dev->ifindex;
+	key->netns = dev->nd_net.net->ns.inum;
+	key->parent = sch->parent;
+	key->handle = sch->handle;
+}
+
+/* The device's configuration, or the load-time defaults. */
+static __always_inline void hbm_config_of(struct hbm_dev_key *dev,
+					  struct hbm_config *cfg)
+{
+	struct hbm_config *c = bpf_map_lookup_elem(&hbm_config, dev);
+
+	if (c) {
+		*cfg = *c;
+	} else {
+		cfg->rate_bps = hbm_defaults.rate_bps;
+		cfg->burst_ns = hbm_defaults.burst_ns;
+		cfg->mark_ns = hbm_defaults.mark_ns;
+		cfg->drop_ns = hbm_defaults.drop_ns;
+		cfg->drop_large_ns = hbm_defaults.drop_large_ns;
+		cfg->horizon_ns = hbm_defaults.horizon_ns;
+		cfg->limit = hbm_defaults.limit;
+		cfg->flow_limit = hbm_defaults.flow_limit;
+		cfg->large_pkt = hbm_defaults.large_pkt;
+		cfg->flags = hbm_defaults.flags;
+	}
+	/* The loader validates; a hand-edited map must not divide by zero. */
+	if (cfg->rate_bps < HBM_MIN_RATE_BPS)
+		cfg->rate_bps = HBM_MIN_RATE_BPS;
+}
+
+/*
+ * What HBM needs to know about the sender: a TCP packet of a local full
+ * socket carries its packets in flight (for the 2-packet guard) and its
+ * ECN state. Forwarded packets and request/timewait sockets count as
+ * non-TCP senders that cannot be told to slow down.
+ */
+static __always_inline void hbm_sender_of(struct sk_buff *skb,
+					  struct hbm_pkt *pkt, __u32 flags)
+{
+	struct sock *sk = skb->sk;
+	struct tcp_sock *tp;
+	__u8 state;
+
+	if (!sk)
+		return;
+	if (sk->__sk_common.skc_family != AF_INET &&
+	    sk->__sk_common.skc_family != AF_INET6)
+		return;
+	state = sk->__sk_common.skc_state;
+	if (sk->sk_protocol != IPPROTO_TCP || state == TCP_TIME_WAIT ||
+	    state == TCP_NEW_SYN_RECV)
+		return;
+	tp = bpf_core_cast(sk, struct tcp_sock);
+	pkt->is_tcp = 1;
+	pkt->packets_out = tp->packets_out;
+	pkt->ecn = (flags & HBM_F_ECN) && (tp->ecn_flags & TCP_ECN_OK);
+}
+
+static __always_inline void hbm_count_drop(struct hbm_class *cls,
+					   enum hbm_drop_reason reason)
+{
+	if (cls && reason < HBM_DROP_MAX)
+		__sync_fetch_and_add(&cls->drops[reason], 1);
+}
+
+/* Put a flow back in its table slot, or free it if it has no packets. */
+static __always_inline void hbm_flow_put(struct hbm_flow_slot *slot,
+					 struct hbm_flow *flow,
+					 struct hbm_flow_key *fk)
+{
+	bool empty = flow->qlen == 0 && fk->hash != HBM_OVERFLOW_HASH;
+
+	flow = bpf_kptr_xchg(&slot->flow, flow);
+	if (flow)
+		hbm_obj_drop(flow);
+	if (empty)
+		bpf_map_delete_elem(&hbm_flows, fk);
+}
+
+SEC("struct_ops")
+int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
+	     struct bpf_sk_buff_ptr *to_free)
+{
+	enum hbm_drop_reason reason = HBM_DROP_NOMEM;
+	struct hbm_class *cls = NULL;
+	struct hbm_flow_slot *slot;
+	struct hbm_flow *flow, *ref;
+	struct hbm_skb_node *skbn;
+	struct hbm_pkt pkt = {};
+	struct hbm_flow_key fk;
+	struct hbm_config cfg;
+	struct hbm_inst *inst;
+	struct bpf_rb_node *n;
+	__u64 now, departure, head = 0, tstamp;
+	enum hbm_verdict v;
+	int guarded;
+	__s64 delta;
+	__u32 rnd;
+
+	hbm_inst_key_of(sch, &fk.inst);
+	inst = bpf_map_lookup_elem(&hbm_instances, &fk.inst);
+	cls = bpf_map_lookup_elem(&hbm_classes, &fk.inst);
+	if (!inst || !cls)
+		goto drop;
+	hbm_config_of((struct hbm_dev_key *)&fk.inst, &cfg);
+
+	reason = HBM_DROP_LIMIT;
+	if (sch->q.qlen >= cfg.limit)
+		goto drop;
+
+	now = bpf_ktime_get_ns();
+	tstamp = skb->tstamp;
+	reason = HBM_DROP_HORIZON;
+	if (hbm_beyond_horizon(tstamp, now, cfg.horizon_ns))
+		goto drop;
+
+	/* Find the packet's flow; a full table sends it to the overflow. */
+	reason = HBM_DROP_NOMEM;
+	fk.hash = bpf_skb_get_hash(skb);
+	slot = bpf_map_lookup_elem(&hbm_flows, &fk);
+	if (!slot) {
+		struct hbm_flow_slot empty = {};
+
+		if (!bpf_map_update_elem(&hbm_flows, &fk, &empty, BPF_NOEXIST))
+			slot = bpf_map_lookup_elem(&hbm_flows, &fk);
+		if (!slot) {
+			fk.hash = HBM_OVERFLOW_HASH;
+			slot = bpf_map_lookup_elem(&hbm_flows, &fk);
+			if (!slot)
+				goto drop;
+		}
+	}
+	flow = bpf_kptr_xchg(&slot->flow, NULL);
+	if (!flow) {
+		flow = hbm_obj_new(struct hbm_flow);
+		if (!flow)
+			goto drop;
+		flow->hash = fk.hash;
+	}
+	if (fk.hash != HBM_OVERFLOW_HASH && flow->qlen >= cfg.flow_limit) {
+		hbm_flow_put(slot, flow, &fk);
+		reason = HBM_DROP_FLOW_LIMIT;
+		goto drop;
+	}
+	skbn = hbm_obj_new(struct hbm_skb_node);
+	if (!skbn) {
+		hbm_flow_put(slot, flow, &fk);
+		goto drop;
+	}
+
+	pkt.len = hbm_pkt_len(skb);
+	hbm_sender_of(skb, &pkt, cfg.flags);
+	rnd = bpf_get_prandom_u32();
+
+	bpf_spin_lock(&cls->lock);
+	{
+		struct hbm_vq vq = { cls->vq_time, cls->vq_rem };
+
+		delta = hbm_vq_charge(&vq, now, pkt.len, cfg.rate_bps,
+				      cfg.burst_ns, &departure);
+		v = hbm_decide(&cfg, &pkt, delta, rnd, &guarded);
+		if (v == HBM_DROP)
+			hbm_vq_refund(&vq, pkt.len, cfg.rate_bps);
+		cls->vq_time = vq.time;
+		cls->vq_rem = vq.rem;
+	}
+	cls->delta_ns = delta;
+	if (v != HBM_PASS)
+		cls->marks++;
+	if (v == HBM_CN)
+		cls->cn++;
+	if (guarded)
+		cls->guard_saves++;
+	bpf_spin_unlock(&cls->lock);
+
+	if (v == HBM_DROP) {
+		hbm_obj_drop(skbn);
+		hbm_flow_put(slot, flow, &fk);
+		reason = pkt.is_tcp || delta > (__s64)hbm_drop_thresh(&cfg, pkt.len) ?
+			 HBM_DROP_THRESH : HBM_DROP_NONTCP;
+		goto drop;
+	}
+
+	/* Never before the sender's own departure time. */
+	if (tstamp > departure)
+		departure = tstamp;
+	if (departure > now) {
+		__sync_fetch_and_add(&cls->delayed, 1);
+		sch->qstats.overlimits++;
+	}
+	__sync_fetch_and_add(&cls->enqueued, 1);
+	sch->qstats.backlog += pkt.len;
+	sch->q.qlen++;
+
+	skbn->departure = departure;
+	skb = bpf_kptr_xchg(&skbn->skb, skb);
+	if (skb)	/* the node was new: never */
+		bpf_qdisc_skb_drop(skb, to_free);
+
+	bpf_spin_lock(&flow->lock);
+	hbm_rbtree_add(&flow->queue, &skbn->node, hbm_skb_less);
+	n = bpf_rbtree_first(&flow->queue);
+	if (n)
+		head = container_of(n, struct hbm_skb_node, node)->departure;
+	bpf_spin_unlock(&flow->lock);
+
+	/* A flow that just became backlogged joins the instance's tree. */
+	if (flow->qlen++ == 0) {
+		flow->head = head;
+		ref = hbm_refcount_acquire(flow);
+		if (ref) {
+			bpf_spin_lock(&inst->lock);
+			hbm_rbtree_add(&inst->flows, &ref->rb, hbm_flow_less);
+			bpf_spin_unlock(&inst->lock);
+			inst->info.flows++;
+		}
+	}
+	inst->info.qlen++;
+	inst->info.backlog += pkt.len;
+	hbm_flow_put(slot, flow, &fk);
+
+	return v == HBM_CN ? NET_XMIT_CN : NET_XMIT_SUCCESS;
+
+drop:
+	hbm_count_drop(cls, reason);
+	sch->qstats.drops++;
+	bpf_qdisc_skb_drop(skb, to_free);
+	return NET_XMIT_DROP;
+}
+
+SEC("struct_ops")
+struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
+{
+	struct hbm_skb_node *skbn;
+	struct sk_buff *skb = NULL;
+	struct bpf_rb_node *n, *next;
+	struct hbm_flow_key fk;
+	struct hbm_class *cls;
+	struct hbm_inst *inst;
+	struct hbm_flow *flow;
+	__u64 now, at, hash;
+	__u32 len;
+
+	hbm_inst_key_of(sch, &fk.inst);
+	inst = bpf_map_lookup_elem(&hbm_instances, &fk.inst);
+	if (!inst)
+		return NULL;
+
+	now = bpf_ktime_get_ns();
+	bpf_spin_lock(&inst->lock);
+	n = bpf_rbtree_first(&inst->flows);
+	if (!n) {
+		bpf_spin_unlock(&inst->lock);
+		return NULL;
+	}
+	at = container_of(n, struct hbm_flow, rb)->head;
+	if (at > now) {
+		bpf_spin_unlock(&inst->lock);
+		bpf_qdisc_watchdog_schedule(sch, at, hbm_timer_slack_ns);
+		return NULL;
+	}
+	n = bpf_rbtree_remove(&inst->flows, n);
+	bpf_spin_unlock(&inst->lock);
+	if (!n)
+		goto rearm;
+	flow = container_of(n, struct hbm_flow, rb);
+
+	bpf_spin_lock(&flow->lock);
+	n = bpf_rbtree_first(&flow->queue);
+	if (n)
+		n = bpf_rbtree_remove(&flow->queue, n);
+	next = bpf_rbtree_first(&flow->queue);
+	if (next)
+		flow->head = container_of(next, struct hbm_skb_node,
+					  node)->departure;
+	bpf_spin_unlock(&flow->lock);
+
+	if (n) {
+		skbn = container_of(n, struct hbm_skb_node, node);
+		skb = bpf_kptr_xchg(&skbn->skb, skb);
+		hbm_obj_drop(skbn);
+	}
+	if (flow->qlen)
+		flow->qlen--;
+
+	if (next) {
+		bpf_spin_lock(&inst->lock);
+		hbm_rbtree_add(&inst->flows, &flow->rb, hbm_flow_less);
+		bpf_spin_unlock(&inst->lock);
+	} else {
+		/* Emptied: free it; the table's reference goes with its slot. */
+		hash = flow->hash;
+		hbm_obj_drop(flow);
+		inst->info.flows--;
+		if (hash != HBM_OVERFLOW_HASH) {
+			fk.hash = hash;
+			bpf_map_delete_elem(&hbm_flows, &fk);
+		}
+	}
+	if (!skb)
+		goto rearm;
+
+	len = hbm_pkt_len(skb);
+	sch->q.qlen--;
+	sch->qstats.backlog -= len;
+	inst->info.qlen--;
+	inst->info.backlog -= len;
+	bpf_qdisc_bstats_update(sch, skb);
+	cls = bpf_map_lookup_elem(&hbm_classes, &fk.inst);
+	if (cls) {
+		__sync_fetch_and_add(&cls->packets, 1);
+		__sync_fetch_and_add(&cls->bytes, len);
+	}
+	return skb;
+
+rearm:
+	/* Unreachable with a consistent tree; never leave packets stranded. */
+	bpf_qdisc_watchdog_schedule(sch, now, hbm_timer_slack_ns);
+	return NULL;
+}
+
+/* Free every packet and flow of an instance; returns packets freed. */
+static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
+				       struct hbm_inst_key *ik)
+{
+	struct hbm_skb_node *skbn;
+	struct hbm_flow_key fk;
+	struct bpf_rb_node *n;
+	struct hbm_flow *flow;
+	struct sk_buff *skb;
+	__u32 freed = 0;
+	__u64 hash;
+	int i, j;
+
+	fk.inst = *ik;
+	bpf_for(i, 0, HBM_DRAIN_MAX) {
+		bpf_spin_lock(&inst->lock);
+		n = bpf_rbtree_first(&inst->flows);
+		if (n)
+			n = bpf_rbtree_remove(&inst->flows, n);
+		bpf_spin_unlock(&inst->lock);
+		if (!n)
+			break;
+		flow = container_of(n, struct hbm_flow, rb);
+		bpf_for(j, 0, HBM_DRAIN_MAX) {
+			bpf_spin_lock(&flow->lock);
+			n = bpf_rbtree_first(&flow->queue);
+			if (n)
+				n = bpf_rbtree_remove(&flow->queue, n);
+			bpf_spin_unlock(&flow->lock);
+			if (!n)
+				break;
+			skbn = container_of(n, struct hbm_skb_node, node);
+			skb = bpf_kptr_xchg(&skbn->skb, NULL);
+			hbm_obj_drop(skbn);
+			if (skb) {
+				bpf_kfree_skb(skb);
+				freed++;
+			}
+		}
+		hash = flow->hash;
+		hbm_obj_drop(flow);
+		if (hash != HBM_OVERFLOW_HASH) {
+			fk.hash = hash;
+			bpf_map_delete_elem(&hbm_flows, &fk);
+		}
+	}
+	inst->info.qlen = 0;
+	inst->info.flows = 0;
+	inst->info.backlog = 0;
+	return freed;
+}
+
+SEC("struct_ops")
+void BPF_PROG(hbm_reset, struct Qdisc *sch)
+{
+	struct hbm_inst_key ik;
+	struct hbm_inst *inst;
+
+	hbm_inst_key_of(sch, &ik);
+	inst = bpf_map_lookup_elem(&hbm_instances, &ik);
+	if (inst)
+		hbm_purge(inst, &ik);
+	sch->q.qlen = 0;
+	sch->qstats.backlog = 0;
+}
+
+SEC("struct_ops")
+int BPF_PROG(hbm_init, struct Qdisc *sch, struct nlattr *opt,
+	     struct netlink_ext_ack *extack)
+{
+	struct hbm_flow_slot empty = {};
+	struct hbm_class zero = {};
+	struct hbm_flow_key fk;
+	struct hbm_inst inst0 = {};
+	struct hbm_class *cls;
+	struct hbm_config cfg;
+
+	hbm_inst_key_of(sch, &fk.inst);
+	hbm_config_of((struct hbm_dev_key *)&fk.inst, &cfg);
+	sch->limit = cfg.limit;
+
+	/*
+	 * The kernel calls destroy after a failed init: undo what was done
+	 * here so destroy, finding no instance, does nothing.
+	 */
+	if (bpf_map_update_elem(&hbm_instances, &fk.inst, &inst0, BPF_NOEXIST))
+		return -ENOMEM;
+	fk.hash = HBM_OVERFLOW_HASH;
+	if (bpf_map_update_elem(&hbm_flows, &fk, &empty, BPF_NOEXIST))
+		goto undo_inst;
+
+	/* The first instance on a device creates its rate class. */
+	bpf_map_update_elem(&hbm_classes, &fk.inst, &zero, BPF_NOEXIST);
+	cls = bpf_map_lookup_elem(&hbm_classes, &fk.inst);
+	if (!cls)
+		goto undo_flow;
+	__sync_fetch_and_add(&cls->instances, 1);
+	return 0;
+
+undo_flow:
+	bpf_map_delete_elem(&hbm_flows, &fk);
+undo_inst:
+	bpf_map_delete_elem(&hbm_instances, &fk.inst);
+	return -ENOMEM;
+}
+
+SEC("struct_ops")
+void BPF_PROG(hbm_destroy, struct Qdisc *sch)
+{
+	struct hbm_flow_key fk;
+	struct hbm_class *cls;
+	struct hbm_inst *inst;
+
+	hbm_inst_key_of(sch, &fk.inst);
+	inst = bpf_map_lookup_elem(&hbm_instances, &fk.inst);
+	if (!inst)
+		return;		/* init failed before creating it */
+	hbm_purge(inst, &fk.inst);
+	fk.hash = HBM_OVERFLOW_HASH;
+	bpf_map_delete_elem(&hbm_flows, &fk);
+	bpf_map_delete_elem(&hbm_instances, &fk.inst);
+
+	/* The last instance on a device takes the rate class with it. */
+	cls = bpf_map_lookup_elem(&hbm_classes, &fk.inst);
+	if (cls && __sync_fetch_and_sub(&cls->instances, 1) == 1)
+		bpf_map_delete_elem(&hbm_classes, &fk.inst);
+}
+
+SEC(".struct_ops.link")
+struct Qdisc_ops hbm = {
+	.enqueue = (void *)hbm_enqueue,
+	.dequeue = (void *)hbm_dequeue,
+	.reset = (void *)hbm_reset,
+	.init = (void *)hbm_init,
+	.destroy = (void *)hbm_destroy,
+	.id = "bpf_hbm",
+};
