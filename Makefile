@@ -63,12 +63,12 @@ LOADER_SRCS := $(wildcard loader/*.c)
 LOADER_OBJS := $(patsubst loader/%.c,$(OUTPUT)/loader/%.o,$(LOADER_SRCS))
 HOST_TESTS := $(patsubst selftests/host/%.c,$(OUTPUT)/tests/%, \
 	$(wildcard selftests/host/test_*.c))
-VM_TOOLS := $(patsubst selftests/vm/%.c,$(OUTPUT)/tests/%, \
+VM_TOOLS := $(patsubst selftests/vm/%.c,$(OUTPUT)/tools/%, \
 	$(wildcard selftests/vm/*.c))
 
 all: $(LOADER) $(BPF_OBJ) $(HOST_TESTS) $(VM_TOOLS)
 
-$(OUTPUT) $(OUTPUT)/loader $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/loader $(OUTPUT)/tests $(OUTPUT)/tools:
 	$(Q)mkdir -p $@
 
 $(BPF_OBJ): qdisc/bpf_hbm.bpf.c | $(OUTPUT)
@@ -93,7 +93,7 @@ $(OUTPUT)/tests/test_%: selftests/host/test_%.c $(filter-out \
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(HBM_CFLAGS) -Iloader $^ $(LIBS) -o $@
 
-$(OUTPUT)/tests/%: selftests/vm/%.c | $(OUTPUT)/tests
+$(OUTPUT)/tools/%: selftests/vm/%.c | $(OUTPUT)/tools
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(HBM_CFLAGS) $< -o $@
 
@@ -124,6 +124,7 @@ help:
 
 .PHONY: all test test-host demo vmlinux clean help
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/loader/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/loader/*.d $(OUTPUT)/tests/*.d \
+	$(OUTPUT)/tools/*.d)
 
 endif

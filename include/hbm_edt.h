@@ -135,8 +135,7 @@ hbm_decide(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
 		v = HBM_DROP;
 	else if (pkt->ecn)
 		v = HBM_MARK;
-	else if (!(cfg->flags & HBM_F_NO_CN) &&
-		 hbm_cn_roll(delta, cfg->mark_ns, drop, rnd))
+	else if (hbm_cn_roll(delta, cfg->mark_ns, drop, rnd))
 		v = HBM_CN;
 	else
 		v = HBM_MARK;
@@ -146,6 +145,8 @@ hbm_decide(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
 		*guarded = 1;
 		v = HBM_CN;
 	}
+	if (v == HBM_CN && (cfg->flags & HBM_F_NO_CN))
+		v = HBM_MARK;
 	return v;
 }
 

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the HBM-EDT arithmetic in include/hbm_edt.h: the exact same
+ * code the BPF qdisc runs, compiled natively.
+ */
+#include <stdint.h>
+#include "../hbm_test.h"
+#include "hbm_edt.h"
+
+static const struct hbm_config def_cfg = {
+	.rate_bps = HBM_DEF_RATE_BPS,
+	.burst_ns = HBM_DEF_BURST_NS,
+	.mark_ns = HBM_DEF_MARK_NS,
+	.drop_ns = HBM_DEF_DROP_NS,
+	.drop_large_ns = HBM_DEF_DROP_LARGE_NS,
+	.horizon_ns = HBM_DEF_HORIZON_NS,
+	.limit = HBM_DEF_LIMIT,
+	.flow_limit = HBM_DEF_FLOW_LIMIT,
+	.large_pkt = HBM_DEF_LARGE_PKT,
+};
+
+/* 1500 bytes at 1 Gbit/s take 12 us; the clock starts from now - burst. */
+static void test_charge_basic(void)
+{
+	struct hbm_vq vq = {};
+	uint64_t now = 1000000000ULL;
+	__u64 dep;
+	int64_t delta;
+
+	delta = hbm_vq_charge(&vq, now, 1500, 1000000000ULL, 100000, &dep);
+	ASSERT_EQ(delta, -100000, "idle queue gives the burst credit");
+	ASSERT_U64_EQ(dep, now - 100000, "first departure is in the past");
+	ASSERT_U64_EQ(vq.time, now - 100000 + 12000, "clock advanced 12us");
+	ASSERT_U64_EQ(vq.rem, 0, "no remainder");
+
+	delta = hbm_vq_charge(&vq, now, 1500, 1000000000ULL, 100000, &dep);
+	ASSERT_EQ(delta, -88000, "second packet sees less credit");
+	ASSERT_U64_EQ(dep, now - 88000, "departs after the first");
+}
+
+/*
+ * Over a full second of back-to-back packets the clock must advance by
+ * exactly one second per rate's worth of bytes, at every rate from 1 Mbit/s
+ * to 400 Gbit/s and for every packet size: the remainder carries what a
+ * per-packet division would lose.
+ */
+static void test_charge_exact_across_rates(void)
+{
+	static const uint64_t rates[] = {
+		1000000ULL, 1500000ULL, 7000001ULL, 100000000ULL,
+		999999937ULL, 1000000000ULL, 10000000000ULL, 25000000000ULL,
+		100000000000ULL, 333333333333ULL, 400000000000ULL,
+	};
+	static const uint32_t lens[] = { 64, 66, 1514, 9014, 65536 };
+	unsigned int r, l;
+
+	for (r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		for (l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+			struct hbm_vq vq = { .time = 0 };
+			uint64_t rate = rates[r], len = lens[l], i, n;
+			__u64 dep;
+			uint64_t start, bits, expect_ns;
+			long double err;
+
+			/* About 10 ms worth of packets, at least 1000. */
+			n = rate / 100 / (len * 8);
+			if (n < 1000)
+				n = 1000;
+			if (n > 2000000)
+				n = 2000000;
+			vq.time = 1ULL << 40;
+			start = vq.time;
+			for (i = 0; i < n; i++)
+				hbm_vq_charge(&vq, vq.time, len, rate, 0, &dep);
+			bits = n * len * 8;
+			/* exact: floor(bits * 1e9 / rate) */
+			expect_ns = (uint64_t)((unsigned __int128)bits *
+					       HBM_NSEC_PER_SEC / rate);
+			if (!ASSERT_U64_EQ(vq.time - start, expect_ns,
+					   "clock advance is exact"))
+				printf("# rate %llu len %llu n %llu\n",
+				       (unsigned long long)rate,
+				       (unsigned long long)len,
+				       (unsigned long long)n);
+			err = ((long double)(vq.time - start) - (long double)bits *
+			       1e9L / rate) / ((long double)bits * 1e9L / rate);
+			ASSERT_TRUE(err < 0.001L && err > -0.001L,
+				    "error below 0.1%");
+		}
+	}
+}
+
+/* The largest packet at the fastest rate with the largest remainder. */
+static void test_charge_no_overflow(void)
+{
+	struct hbm_vq vq = { .time = 5, .rem = HBM_MAX_RATE_BPS - 1 };
+	__u64 dep;
+	uint64_t t0 = vq.time;
+
+	hbm_vq_charge(&vq, 0, HBM_MAX_PKT_LEN, HBM_MAX_RATE_BPS, 0, &dep);
+	ASSERT_U64_EQ(vq.time - t0, (uint64_t)(((unsigned __int128)
+		HBM_MAX_PKT_LEN * 8 * HBM_NSEC_PER_SEC + HBM_MAX_RATE_BPS - 1) /
+		HBM_MAX_RATE_BPS), "max len, max rate");
+	ASSERT_LT(vq.rem, HBM_MAX_RATE_BPS, "remainder below rate");
+
+	/* Lengths past the cap are charged as the cap, not wrapped. */
+	vq = (struct hbm_vq){ .time = 0 };
+	hbm_vq_charge(&vq, 0, UINT32_MAX, HBM_MIN_RATE_BPS, 0, &dep);
+	ASSERT_U64_EQ(vq.time, (uint64_t)HBM_MAX_PKT_LEN * 8 * 1000,
+		      "4 GB at 1 Mbit/s clamps to the cap");
+}
+
+/* A refund undoes a charge exactly, remainder included. */
+static void test_refund_inverse(void)
+{
+	static const uint64_t rates[] = { 1000000ULL, 3000000007ULL,
+					  400000000000ULL };
+	unsigned int r;
+
+	for (r = 0; r < 3; r++) {
+		struct hbm_vq vq = { .time = 1ULL << 32, .rem = 0 }, before;
+		__u64 dep;
+		int i;
+
+		for (i = 0; i < 7; i++)
+			hbm_vq_charge(&vq, vq.time, 1000 + i, rates[r], 0, &dep);
+		before = vq;
+		hbm_vq_charge(&vq, vq.time, 1514, rates[r], 0, &dep);
+		hbm_vq_refund(&vq, 1514, rates[r]);
+		ASSERT_U64_EQ(vq.time, before.time, "time restored");
+		ASSERT_U64_EQ(vq.rem, before.rem, "remainder restored");
+	}
+}
+
+/* A busy queue is not clamped: delta grows as packets pile up. */
+static void test_burst_bound(void)
+{
+	struct hbm_vq vq = { .time = 0 };
+	uint64_t now = 10000000;
+	__u64 dep;
+	int64_t delta;
+	int i;
+
+	/* Long idle: credit never exceeds the burst. */
+	delta = hbm_vq_charge(&vq, now, 100, 1000000000ULL, 50000, &dep);
+	ASSERT_EQ(delta, -50000, "credit bounded by burst");
+	for (i = 0; i < 100; i++)
+		delta = hbm_vq_charge(&vq, now, 1500, 1000000000ULL, 50000,
+				      &dep);
+	/* 100 packets = 1.2 ms of queue minus 50us credit, minus the first. */
+	ASSERT_EQ(delta, -50000 + 800 + 99 * 12000, "queue delay accumulates");
+}
+
+static void test_drop_thresh_by_size(void)
+{
+	ASSERT_U64_EQ(hbm_drop_thresh(&def_cfg, 120), HBM_DEF_DROP_NS,
+		      "120 bytes is small");
+	ASSERT_U64_EQ(hbm_drop_thresh(&def_cfg, 121), HBM_DEF_DROP_LARGE_NS,
+		      "121 bytes is large");
+}
+
+static void test_cn_probability(void)
+{
+	uint64_t hits = 0, n = 0;
+	uint32_t rnd;
+
+	ASSERT_EQ(hbm_cn_roll(50000, 50000, 500000, 0), 0, "at mark: never");
+	ASSERT_EQ(hbm_cn_roll(500000, 50000, 500000, UINT32_MAX), 1,
+		  "at drop: always");
+	ASSERT_EQ(hbm_cn_roll(700000, 50000, 500000, UINT32_MAX), 1,
+		  "past drop: always");
+	/* Halfway between mark and drop: half of all rnd values. */
+	for (rnd = 0; rnd < UINT32_MAX - 65537; rnd += 65537, n++)
+		hits += hbm_cn_roll(275000, 50000, 500000, rnd);
+	ASSERT_TRUE(hits * 1000 / n >= 499 && hits * 1000 / n <= 501,
+		    "P(CN) = 0.5 halfway");
+	/* A quarter of the way. */
+	for (hits = 0, n = 0, rnd = 0; rnd < UINT32_MAX - 65537;
+	     rnd += 65537, n++)
+		hits += hbm_cn_roll(162500, 50000, 500000, rnd);
+	ASSERT_TRUE(hits * 1000 / n >= 249 && hits * 1000 / n <= 251,
+		    "P(CN) = 0.25 a quarter of the way");
+}
+
+static enum hbm_verdict decide(const struct hbm_config *cfg, uint32_t len,
+			       int tcp, int ecn, uint32_t pout, int64_t delta,
+			       uint32_t rnd, int *guarded)
+{
+	struct hbm_pkt pkt = { .len = len, .is_tcp = tcp, .ecn = ecn,
+			       .packets_out = pout };
+
+	return hbm_decide(cfg, &pkt, delta, rnd, guarded);
+}
+
+static void test_decide(void)
+{
+	struct hbm_config nocn = def_cfg;
+	int g;
+
+	nocn.flags = HBM_F_NO_CN;
+	ASSERT_EQ(decide(&def_cfg, 1500, 1, 0, 10, 50000, 0, &g), HBM_PASS,
+		  "at mark passes");
+	ASSERT_EQ(decide(&def_cfg, 1500, 0, 0, 0, 50001, 0, &g), HBM_DROP,
+		  "non-TCP over mark drops");
+	ASSERT_EQ(decide(&def_cfg, 1500, 1, 1, 10, 400000, 0, &g), HBM_MARK,
+		  "ECN TCP over mark is marked, no CN");
+	ASSERT_EQ(decide(&def_cfg, 1500, 1, 0, 10, 400000, 0, &g), HBM_CN,
+		  "non-ECN TCP, lucky roll: CN");
+	ASSERT_EQ(decide(&def_cfg, 1500, 1, 0, 10, 60000, UINT32_MAX, &g),
+		  HBM_MARK, "non-ECN TCP, unlucky roll: mark only");
+	ASSERT_EQ(decide(&nocn, 1500, 1, 0, 10, 400000, 0, &g), HBM_MARK,
+		  "no-cn flag suppresses CN");
+	ASSERT_EQ(decide(&def_cfg, 1500, 1, 0, 10, 480001, 0, &g), HBM_DROP,
+		  "large TCP over 480us drops");
+	ASSERT_EQ(g, 0, "not guarded with 10 in flight");
+	ASSERT_EQ(decide(&def_cfg, 100, 1, 0, 10, 490000, UINT32_MAX, &g),
+		  HBM_MARK, "small TCP under 500us is not dropped");
+	ASSERT_EQ(decide(&def_cfg, 100, 1, 1, 10, 500001, 0, &g), HBM_DROP,
+		  "ECN TCP over drop drops");
+}
+
+static void test_guard(void)
+{
+	int g;
+
+	ASSERT_EQ(decide(&def_cfg, 1500, 1, 0, 1, 900000, 0, &g), HBM_CN,
+		  "1 in flight: CN instead of drop");
+	ASSERT_EQ(g, 1, "counted as a guard save");
+	ASSERT_EQ(decide(&def_cfg, 1500, 1, 0, 0, 900000, 0, &g), HBM_CN,
+		  "0 in flight: CN instead of drop");
+	ASSERT_EQ(decide(&def_cfg, 1500, 1, 0, 2, 900000, 0, &g), HBM_DROP,
+		  "2 in flight: dropped");
+	ASSERT_EQ(g, 0, "no guard with 2 in flight");
+	ASSERT_EQ(decide(&def_cfg, 1500, 0, 0, 0, 900000, 0, &g), HBM_DROP,
+		  "no guard for non-TCP");
+	{
+		struct hbm_config nocn = def_cfg;
+
+		nocn.flags = HBM_F_NO_CN;
+		ASSERT_EQ(decide(&nocn, 1500, 1, 0, 1, 900000, 0, &g),
+			  HBM_MARK, "guarded, no-cn: kept, no CN");
+		ASSERT_EQ(g, 1, "still a guard save");
+	}
+}
+
+static void test_horizon(void)
+{
+	ASSERT_FALSE(hbm_beyond_horizon(0, 1000, 10), "zero tstamp");
+	ASSERT_FALSE(hbm_beyond_horizon(500, 1000, 10), "past tstamp");
+	ASSERT_FALSE(hbm_beyond_horizon(1010, 1000, 10), "at horizon");
+	ASSERT_TRUE(hbm_beyond_horizon(1011, 1000, 10), "past horizon");
+	ASSERT_TRUE(hbm_beyond_horizon(UINT64_MAX, 1000, HBM_DEF_HORIZON_NS),
+		    "far future");
+}
+
+HBM_TEST_MAIN(
+	HBM_TEST(test_charge_basic),
+	HBM_TEST(test_charge_exact_across_rates),
+	HBM_TEST(test_charge_no_overflow),
+	HBM_TEST(test_refund_inverse),
+	HBM_TEST(test_burst_bound),
+	HBM_TEST(test_drop_thresh_by_size),
+	HBM_TEST(test_cn_probability),
+	HBM_TEST(test_decide),
+	HBM_TEST(test_guard),
+	HBM_TEST(test_horizon),
+)

@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the VM tests (sourced): one pair of network namespaces joined by
+# a veth pair per test, assertions that return a status and print what they
+# compared, and small probes of what a user would look at (tc -s qdisc,
+# bpf-hbm show, interface counters, iperf3).
+#
+# Addresses come from TEST-NET-1 (RFC 5737) and live only in this VM.
+
+set -uo pipefail
+
+HBM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HBM=$HBM_REPO/build/bpf-hbm
+HBM_TOOLS=$HBM_REPO/build/tools
+HBM_TEST=$(basename "$0" .sh)
+HBM_TEST=${HBM_TEST#test_}
+NS_A=hbm-$HBM_TEST-a
+NS_B=hbm-$HBM_TEST-b
+DEV_A=hbm0
+DEV_B=hbm1
+ADDR_A=192.0.2.1
+ADDR_B=192.0.2.2
+HBM_FAILED=0
+
+# TCP goodput ceiling at a given L2 rate: 1448 payload bytes per 1514 bytes
+# on the wire (MTU 1500, TCP timestamps), what qdisc_pkt_len counts.
+HBM_TCP_EFF=$(awk 'BEGIN { printf "%.6f", 1448 / 1514 }')
+
+inA() { ip netns exec "$NS_A" "$@"; }
+inB() { ip netns exec "$NS_B" "$@"; }
+
+hbm_cleanup() {
+	local pids
+	pids=$(jobs -p)
+	[ -n "$pids" ] && kill $pids 2>/dev/null
+	wait 2>/dev/null
+	ip netns del "$NS_A" 2>/dev/null
+	ip netns del "$NS_B" 2>/dev/null
+	return 0
+}
+trap hbm_cleanup EXIT
+
+# hbm_veth_setup [TXQUEUES]: A/hbm0 (192.0.2.1) <-> B/hbm1 (192.0.2.2)
+hbm_veth_setup() {
+	local q=${1:-1}
+
+	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
+	ip link add "$DEV_A" numtxqueues "$q" numrxqueues "$q" netns "$NS_A" \
+		type veth peer name "$DEV_B" numtxqueues "$q" \
+		numrxqueues "$q" netns "$NS_B" || return 1
+	inA ip addr add "$ADDR_A/24" dev "$DEV_A"
+	inB ip addr add "$ADDR_B/24" dev "$DEV_B"
+	inA ip link set lo up
+	inB ip link set lo up
+	inA ip link set "$DEV_A" up
+	inB ip link set "$DEV_B" up
+	# veth does GRO-less forwarding: keep TSO so TCP behaves as on a NIC.
+	inA ping -c 1 -W 2 "$ADDR_B" >/dev/null
+}
+
+hbm_report() { echo "REPORT: $*"; }
+
+hbm_check() { # EXPR DESCRIPTION (EXPR for awk, on numbers)
+	if awk "BEGIN { exit !($1) }"; then
+		echo "PASS: $2 ($1)"
+		return 0
+	fi
+	echo "FAIL: $2 ($1)"
+	HBM_FAILED=1
+	return 1
+}
+assert_ge() { hbm_check "$1 >= $2" "$3"; }
+assert_le() { hbm_check "$1 <= $2" "$3"; }
+assert_gt() { hbm_check "$1 > $2" "$3"; }
+assert_lt() { hbm_check "$1 < $2" "$3"; }
+assert_eq() { hbm_check "$1 == $2" "$3"; }
+assert_between() { hbm_check "$1 >= $2 && $1 <= $3" "$4"; }
+assert_ok() { # DESCRIPTION CMD...
+	local what=$1
+	shift
+	if "$@"; then
+		echo "PASS: $what"
+		return 0
+	fi
+	echo "FAIL: $what: '$*' failed"
+	HBM_FAILED=1
+	return 1
+}
+hbm_skip() { echo "$*"; exit 4; }
+hbm_done() { [ "$HBM_FAILED" = 0 ] && exit 0; exit 1; }
+hbm_fatal() { echo "FAIL: $*"; exit 1; }
+
+hbm_load() { "$HBM" load >/dev/null || hbm_fatal "bpf-hbm load failed"; }
+
+# Counters of the root qdisc of A's device: hbm_qdisc FIELD (bytes,
+# packets, drops, overlimits, backlog, qlen), from tc's JSON.
+hbm_qdisc() {
+	inA tc -s -j qdisc show dev "$DEV_A" root |
+		jq -r ".[0].$1 // empty"
+}
+
+# A class counter from `bpf-hbm show --json` (as run in A): hbm_stat PATH
+hbm_stat() {
+	inA "$HBM" show "$DEV_A" --json | jq -r ".devices[0].$1 // empty"
+}
+
+hbm_rx_bytes() { inB cat "/sys/class/net/$DEV_B/statistics/rx_bytes"; }
+
+# iperf3 from A to B: hbm_iperf SECONDS [ARGS...] prints the receiver's
+# goodput in Mbit/s (first second omitted: slow start is not the rate).
+hbm_iperf() {
+	local t=$1 json
+	shift
+	inB iperf3 -s -1 -D -p 5201 >/dev/null 2>&1
+	sleep 0.3
+	json=$(inA iperf3 -c "$ADDR_B" -p 5201 -t "$t" -O 1 -J "$@") || {
+		echo "iperf3 failed: $json" >&2
+		echo 0
+		return 1
+	}
+	echo "$json" | jq -r '.end.sum_received.bits_per_second / 1e6'
+}
+
+# Goodput as a percentage of the TCP ceiling at RATE_MBIT.
+hbm_pct_of_ceiling() { # MBITS RATE_MBIT
+	awk -v g="$1" -v r="$2" -v e="$HBM_TCP_EFF" \
+		'BEGIN { printf "%.1f", 100 * g / (r * e) }'
+}

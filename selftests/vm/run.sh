@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the VM (selftests/run.sh boots it): prepares the guest once,
+# then runs each named VM test (selftests/vm/test_NAME.sh) with its own
+# timeout, its output in OUT/NAME.log, and appends "STATUS NAME [NOTE]" to
+# RESULTS (0 pass, 4 skip, anything else fail).
+#
+#   run.sh --out DIR --results FILE NAME...
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out= results=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--out) out=$2; shift 2 ;;
+	--results) results=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+[ -n "$out" ] && [ -n "$results" ] || { echo "run.sh: --out and --results required" >&2; exit 2; }
+mkdir -p "$out"
+
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+for m in veth sch_fq sch_htb tcp_dctcp; do
+	modprobe -q "$m" || echo "run.sh: no module $m" >&2
+done
+ip link set lo up
+echo "vm: $(uname -r), $(nproc) cpus"
+
+for t in "$@"; do
+	log=$out/$t.log
+	start=$(date +%s)
+	timeout -k 5 "${TEST_TIMEOUT:-300}" bash "$here/test_$t.sh" >"$log" 2>&1 </dev/null
+	st=$?
+	note=
+	[ $st = 124 ] && note="timed out after ${TEST_TIMEOUT:-300}s"
+	[ $st = 4 ] && note=$(tail -n 1 "$log")
+	echo "$st $t $note" >>"$results"
+	echo "vm: test $t: status $st ($(( $(date +%s) - start ))s)"
+	# A test must leave nothing behind for the next one.
+	for ns in $(ip netns list | awk '/^hbm-/ { print $1 }'); do
+		ip netns del "$ns"
+	done
+done
+exit 0

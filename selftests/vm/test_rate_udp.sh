@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A UDP sender at twice the configured rate is delivered at 97-101% of the
+# rate (L2 bytes received by the peer), the excess is counted as drops, and
+# a ping through the same qdisc meanwhile sees under 1 ms of added delay.
+. "$(dirname "$0")/lib.sh"
+
+RATE=${RATE:-100}	# Mbit/s
+
+hbm_veth_setup || hbm_fatal "veth setup"
+assert_ok "attach --rate ${RATE}mbit" \
+	inA "$HBM" attach "$DEV_A" --rate "${RATE}mbit" --parent root || hbm_done
+
+idle=$(inA ping -c 20 -i 0.05 -q "$ADDR_B" | awk -F/ '/^rtt/ { print $5 }')
+
+inB iperf3 -s -1 -D -p 5202 >/dev/null 2>&1
+sleep 0.3
+inA iperf3 -u -c "$ADDR_B" -p 5202 -b "$((2 * RATE))M" -l 1400 -t 7 \
+	>"/tmp/$HBM_TEST.iperf" 2>&1 &
+sleep 2
+inA ping -c 80 -i 0.05 -q "$ADDR_B" >"/tmp/$HBM_TEST.ping" 2>&1 &
+b0=$(hbm_rx_bytes); t0=$(date +%s%N)
+d0=$(hbm_qdisc drops)
+sleep 4
+b1=$(hbm_rx_bytes); t1=$(date +%s%N)
+d1=$(hbm_qdisc drops)
+sent1=$(hbm_qdisc packets)
+wait
+
+got=$(awk -v b=$((b1 - b0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.2f", b * 8e3 / t }')
+pct=$(awk -v g="$got" -v r="$RATE" 'BEGIN { printf "%.1f", 100 * g / r }')
+loaded=$(awk -F/ '/^rtt/ { print $5 }' "/tmp/$HBM_TEST.ping")
+loss=$(sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' "/tmp/$HBM_TEST.ping")
+cat "/tmp/$HBM_TEST.iperf"
+inA "$HBM" show "$DEV_A"
+
+assert_between "$pct" 97 101 "UDP delivered at 97-101% of ${RATE} Mbit/s (L2)"
+assert_gt "$((d1 - d0))" 0 "excess counted as drops by the qdisc"
+assert_gt "$(hbm_stat drops.nontcp)" 0 "drops attributed to non-TCP over mark"
+added=$(awk -v l="$loaded" -v i="$idle" 'BEGIN { printf "%.3f", l - i }')
+assert_lt "$added" 1 "ping added delay under 1 ms (idle $idle ms, loaded $loaded ms)"
+hbm_report "udp 2x${RATE}M -> ${got} Mbit/s L2 (${pct}% of rate); ping idle ${idle} ms, loaded ${loaded} ms (+${added}), loss ${loss}%"
+hbm_done

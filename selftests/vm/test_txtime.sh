@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A sender's own departure time is honoured: a UDP datagram sent with
+# SO_TXTIME 5 ms in the future arrives no earlier than 5 ms and no later
+# than 6 ms after it was sent; one stamped 20 s out is beyond the 10 s
+# horizon, dropped and counted.
+. "$(dirname "$0")/lib.sh"
+
+hbm_veth_setup || hbm_fatal "veth setup"
+assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root || hbm_done
+
+for i in 1 2 3 4 5; do
+	inB "$HBM_TOOLS/udp_probe" recv -p 7000 -c 1 -T 3000 \
+		>"/tmp/$HBM_TEST.rx" 2>/dev/null &
+	sleep 0.2
+	sent=$(inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7000 -t 5000000 |
+	       awk '/^first_send_ns/ { print $2 }')
+	wait
+	arr=$(head -n 1 "/tmp/$HBM_TEST.rx")
+	[ -n "$arr" ] || { assert_ok "probe $i arrived" false; continue; }
+	us=$(( (arr - sent) / 1000 ))
+	assert_between "$us" 5000 6000 "probe $i: delivered 5-6 ms after send"
+	hbm_report "SO_TXTIME +5 ms: arrived after $us us"
+done
+
+h0=$(hbm_stat drops.horizon)
+inB "$HBM_TOOLS/udp_probe" recv -p 7001 -c 1 -T 1500 >"/tmp/$HBM_TEST.rx" \
+	2>/dev/null &
+sleep 0.2
+inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7001 -t 20000000000 >/dev/null
+wait
+assert_eq "$(wc -l <"/tmp/$HBM_TEST.rx")" 0 "a 20 s tstamp is not delivered"
+assert_eq "$(( $(hbm_stat drops.horizon) - h0 ))" 1 "counted as a horizon drop"
+assert_eq "$(hbm_qdisc qlen)" 0 "and not left queued"
+hbm_done

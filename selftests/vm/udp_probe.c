@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * udp_probe: the UDP traffic the VM tests need and iperf3 cannot make.
+ *
+ *   udp_probe send -d ADDR -p PORT [-c COUNT] [-s SIZE] [-t TXTIME_NS]
+ *                  [-B SNDBUF] [-w HOLD_S]
+ *	Send COUNT datagrams of SIZE payload bytes as fast as the socket
+ *	takes them. With -t, each carries an SO_TXTIME departure of
+ *	now + TXTIME_NS (CLOCK_MONOTONIC). Prints the CLOCK_MONOTONIC time
+ *	of the first send in ns and how many sends succeeded. -w keeps the
+ *	socket open HOLD_S seconds after sending (to inspect its memory).
+ *
+ *   udp_probe recv -p PORT [-c COUNT] [-T TIMEOUT_MS]
+ *	Print the CLOCK_MONOTONIC arrival time in ns of each datagram, one a
+ *	line, until COUNT arrived or TIMEOUT_MS passed without one.
+ *
+ * Both ends run in network namespaces of one VM, so their monotonic clocks
+ * are the same clock.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/net_tstamp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SO_TXTIME
+#define SO_TXTIME 61
+#define SCM_TXTIME SO_TXTIME
+#endif
+
+static uint64_t hbm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int hbm_usage(void)
+{
+	fprintf(stderr,
+		"usage: udp_probe send -d ADDR -p PORT [-c COUNT] [-s SIZE] [-t TXTIME_NS] [-B SNDBUF] [-w HOLD_S]\n"
+		"       udp_probe recv -p PORT [-c COUNT] [-T TIMEOUT_MS]\n");
+	return 2;
+}
+
+static int hbm_send(int argc, char **argv)
+{
+	long count = 1, size = 64, hold = 0, sndbuf = 0, sent = 0, i;
+	struct sockaddr_in dst = { .sin_family = AF_INET };
+	long long txtime = -1;
+	uint64_t first = 0;
+	char buf[65536] = {};
+	int fd, opt;
+
+	while ((opt = getopt(argc, argv, "d:p:c:s:t:B:w:")) != -1) {
+		switch (opt) {
+		case 'd':
+			if (inet_pton(AF_INET, optarg, &dst.sin_addr) != 1)
+				return hbm_usage();
+			break;
+		case 'p':
+			dst.sin_port = htons(atoi(optarg));
+			break;
+		case 'c':
+			count = atol(optarg);
+			break;
+		case 's':
+			size = atol(optarg);
+			break;
+		case 't':
+			txtime = atoll(optarg);
+			break;
+		case 'B':
+			sndbuf = atol(optarg);
+			break;
+		case 'w':
+			hold = atol(optarg);
+			break;
+		default:
+			return hbm_usage();
+		}
+	}
+	if (!dst.sin_port || size < 0 || size > (long)sizeof(buf))
+		return hbm_usage();
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		perror("udp_probe: couldn't create socket");
+		return 1;
+	}
+	if (sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf,
+				 sizeof(sndbuf))) {
+		perror("udp_probe: couldn't set SO_SNDBUFFORCE");
+		return 1;
+	}
+	if (txtime >= 0) {
+		struct sock_txtime st = { .clockid = CLOCK_MONOTONIC };
+
+		if (setsockopt(fd, SOL_SOCKET, SO_TXTIME, &st, sizeof(st))) {
+			perror("udp_probe: couldn't set SO_TXTIME");
+			return 1;
+		}
+	}
+
+	for (i = 0; i < count; i++) {
+		char control[CMSG_SPACE(sizeof(uint64_t))] = {};
+		struct iovec iov = { buf, size };
+		struct msghdr msg = {
+			.msg_name = &dst, .msg_namelen = sizeof(dst),
+			.msg_iov = &iov, .msg_iovlen = 1,
+		};
+		uint64_t now = hbm_now_ns();
+
+		if (!first)
+			first = now;
+		if (txtime >= 0) {
+			struct cmsghdr *cm;
+			uint64_t at = now + txtime;
+
+			msg.msg_control = control;
+			msg.msg_controllen = sizeof(control);
+			cm = CMSG_FIRSTHDR(&msg);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_TXTIME;
+			cm->cmsg_len = CMSG_LEN(sizeof(at));
+			memcpy(CMSG_DATA(cm), &at, sizeof(at));
+		}
+		if (sendmsg(fd, &msg, 0) >= 0)
+			sent++;
+		else if (errno != ENOBUFS)
+			perror("udp_probe: couldn't send");
+	}
+	printf("first_send_ns %llu\nsent %ld\n", (unsigned long long)first,
+	       sent);
+	fflush(stdout);
+	if (hold)
+		sleep(hold);
+	close(fd);
+	return sent ? 0 : 1;
+}
+
+static int hbm_recv(int argc, char **argv)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	long count = 1, timeout = 2000, got = 0;
+	char buf[65536];
+	int fd, opt;
+
+	while ((opt = getopt(argc, argv, "p:c:T:")) != -1) {
+		switch (opt) {
+		case 'p':
+			addr.sin_port = htons(atoi(optarg));
+			break;
+		case 'c':
+			count = atol(optarg);
+			break;
+		case 'T':
+			timeout = atol(optarg);
+			break;
+		default:
+			return hbm_usage();
+		}
+	}
+	if (!addr.sin_port)
+		return hbm_usage();
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		perror("udp_probe: couldn't bind");
+		return 1;
+	}
+	/* Tell a waiting test we are bound. */
+	fprintf(stderr, "ready\n");
+	while (got < count) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, timeout) <= 0)
+			break;
+		if (recv(fd, buf, sizeof(buf), 0) < 0)
+			break;
+		printf("%llu\n", (unsigned long long)hbm_now_ns());
+		fflush(stdout);
+		got++;
+	}
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return hbm_usage();
+	if (!strcmp(argv[1], "send"))
+		return hbm_send(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "recv"))
+		return hbm_recv(argc - 1, argv + 1);
+	return hbm_usage();
+}
