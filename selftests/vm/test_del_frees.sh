@@ -6,8 +6,10 @@
 . "$(dirname "$0")/lib.sh"
 
 slab_skbs() { awk '$1 == "skbuff_head_cache" { print $2 }' /proc/slabinfo; }
-sock_wmem() { # the sender's wmem_alloc from ss -m: skmem:(...,t<N>,...)
-	inA ss -u -a -m -n "sport = :7100" |
+# The sender's wmem_alloc, from ss -m: skmem:(...,t<N>,...); the socket is
+# bound to an ephemeral port, so find it by its peer's.
+sock_wmem() {
+	inA ss -u -a -m -n "dport = :7100" |
 		sed -n 's/.*skmem:(.*,t\([0-9]*\),.*/\1/p' | head -n 1
 }
 
@@ -22,11 +24,6 @@ base=$(slab_skbs)
 inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7100 -c 1000 -s 1400 \
 	-B 8000000 -w 6 >"/tmp/$HBM_TEST.tx" &
 sleep 1.5
-# The sender socket is bound to an ephemeral port: find it by its peer.
-sock_wmem() {
-	inA ss -u -a -m -n "dport = :7100" |
-		sed -n 's/.*skmem:(.*,t\([0-9]*\),.*/\1/p' | head -n 1
-}
 q=$(hbm_qdisc qlen)
 full=$(slab_skbs)
 w_full=$(sock_wmem)
