@@ -221,18 +221,38 @@ static __always_inline void hbm_count_drop(struct hbm_class *cls,
 		__sync_fetch_and_add(&cls->drops[reason], 1);
 }
 
-/* Put a flow back in its table slot, or free it if it has no packets. */
+/*
+ * Free a flow table slot. Its flow must be taken out first: a hash map
+ * element deleted with a kptr still in it was seen (7.2, 7.3) to come back
+ * from the next insert with that stale pointer in place.
+ */
+static __always_inline void hbm_slot_free(struct hbm_flow_key *fk)
+{
+	struct hbm_flow_slot *slot = bpf_map_lookup_elem(&hbm_flows, fk);
+	struct hbm_flow *flow;
+
+	if (!slot)
+		return;
+	flow = bpf_kptr_xchg(&slot->flow, NULL);
+	if (flow)
+		hbm_obj_drop(flow);
+	if (fk->hash != HBM_OVERFLOW_HASH)
+		bpf_map_delete_elem(&hbm_flows, fk);
+}
+
+/* Put a flow back in its table slot, or free both if it has no packets. */
 static __always_inline void hbm_flow_put(struct hbm_flow_slot *slot,
 					 struct hbm_flow *flow,
 					 struct hbm_flow_key *fk)
 {
-	bool empty = flow->qlen == 0 && fk->hash != HBM_OVERFLOW_HASH;
-
+	if (flow->qlen == 0 && fk->hash != HBM_OVERFLOW_HASH) {
+		hbm_obj_drop(flow);
+		bpf_map_delete_elem(&hbm_flows, fk);
+		return;
+	}
 	flow = bpf_kptr_xchg(&slot->flow, flow);
 	if (flow)
 		hbm_obj_drop(flow);
-	if (empty)
-		bpf_map_delete_elem(&hbm_flows, fk);
 }
 
 SEC("struct_ops")
@@ -396,7 +416,7 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	struct hbm_class *cls;
 	struct hbm_inst *inst;
 	struct hbm_flow *flow;
-	__u64 now, at, hash;
+	__u64 now, at;
 	__u32 len;
 
 	hbm_inst_key_of(sch, &fk.inst);
@@ -447,13 +467,11 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 		bpf_spin_unlock(&inst->lock);
 	} else {
 		/* Emptied: free it; the table's reference goes with its slot. */
-		hash = flow->hash;
+		fk.hash = flow->hash;
 		hbm_obj_drop(flow);
 		inst->info.flows--;
-		if (hash != HBM_OVERFLOW_HASH) {
-			fk.hash = hash;
-			bpf_map_delete_elem(&hbm_flows, &fk);
-		}
+		if (fk.hash != HBM_OVERFLOW_HASH)
+			hbm_slot_free(&fk);
 	}
 	if (!skb)
 		goto rearm;
@@ -487,7 +505,6 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 	struct hbm_flow *flow;
 	struct sk_buff *skb;
 	__u32 freed = 0;
-	__u64 hash;
 	int i, j;
 
 	fk.inst = *ik;
@@ -516,12 +533,10 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 				freed++;
 			}
 		}
-		hash = flow->hash;
+		fk.hash = flow->hash;
 		hbm_obj_drop(flow);
-		if (hash != HBM_OVERFLOW_HASH) {
-			fk.hash = hash;
-			bpf_map_delete_elem(&hbm_flows, &fk);
-		}
+		if (fk.hash != HBM_OVERFLOW_HASH)
+			hbm_slot_free(&fk);
 	}
 	inst->info.qlen = 0;
 	inst->info.flows = 0;
@@ -596,6 +611,7 @@ void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 		return;		/* init failed before creating it */
 	hbm_purge(inst, &fk.inst);
 	fk.hash = HBM_OVERFLOW_HASH;
+	hbm_slot_free(&fk);
 	bpf_map_delete_elem(&hbm_flows, &fk);
 	bpf_map_delete_elem(&hbm_instances, &fk.inst);
 

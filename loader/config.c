@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Shaping options -> struct hbm_config: parsing and validation (pure). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "units.h"
+
+static const char *const hbm_opt_names[HBM_OPT_MAX] = {
+	[HBM_OPT_RATE] = "rate",
+	[HBM_OPT_BURST] = "burst",
+	[HBM_OPT_MARK] = "mark",
+	[HBM_OPT_DROP] = "drop",
+	[HBM_OPT_DROP_LARGE] = "drop-large",
+	[HBM_OPT_LIMIT] = "limit",
+	[HBM_OPT_FLOW_LIMIT] = "flow-limit",
+	[HBM_OPT_HORIZON] = "horizon",
+};
+
+const char *hbm_opt_name(enum hbm_opt opt)
+{
+	return opt < HBM_OPT_MAX ? hbm_opt_names[opt] : "?";
+}
+
+void hbm_config_default(struct hbm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->rate_bps = HBM_DEF_RATE_BPS;
+	cfg->burst_ns = HBM_DEF_BURST_NS;
+	cfg->mark_ns = HBM_DEF_MARK_NS;
+	cfg->drop_ns = HBM_DEF_DROP_NS;
+	cfg->drop_large_ns = HBM_DEF_DROP_LARGE_NS;
+	cfg->horizon_ns = HBM_DEF_HORIZON_NS;
+	cfg->limit = HBM_DEF_LIMIT;
+	cfg->flow_limit = HBM_DEF_FLOW_LIMIT;
+	cfg->large_pkt = HBM_DEF_LARGE_PKT;
+}
+
+static int __attribute__((format(printf, 3, 4)))
+hbm_cfg_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int hbm_parse_rate_opt(const char *arg, __u64 *out, char *err,
+			      size_t errlen)
+{
+	uint64_t v;
+	int ret;
+
+	ret = hbm_parse_rate(arg, &v);
+	if (ret == -ERANGE)
+		goto range;
+	if (ret)
+		return hbm_cfg_err(err, errlen, "invalid rate '%s'", arg);
+	if (!v)
+		return hbm_cfg_err(err, errlen, "rate must be positive");
+	if (v < HBM_MIN_RATE_BPS || v > HBM_MAX_RATE_BPS)
+		goto range;
+	*out = v;
+	return 0;
+range:
+	return hbm_cfg_err(err, errlen, "rate %s out of range 1Mbit..400Gbit",
+			  arg);
+}
+
+static int hbm_parse_time_opt(enum hbm_opt opt, const char *arg, __u64 *out,
+			      char *err, size_t errlen)
+{
+	const char *name = hbm_opt_name(opt);
+	uint64_t v;
+	int ret;
+
+	ret = hbm_parse_time(arg, &v);
+	if (ret == -ERANGE || (!ret && v > HBM_MAX_TIME_NS))
+		return hbm_cfg_err(err, errlen, "%s %s out of range (at most 3600s)",
+				  name, arg);
+	if (ret)
+		return hbm_cfg_err(err, errlen, "invalid %s '%s'", name, arg);
+	*out = v;
+	return 0;
+}
+
+static int hbm_parse_count_opt(enum hbm_opt opt, const char *arg, __u64 *out,
+			       char *err, size_t errlen)
+{
+	const char *name = hbm_opt_name(opt);
+	uint32_t v;
+	int ret;
+
+	ret = hbm_parse_u32(arg, &v);
+	if (ret == -ERANGE)
+		return hbm_cfg_err(err, errlen,
+				  "%s %s out of range (at most 4294967295)",
+				  name, arg);
+	if (ret)
+		return hbm_cfg_err(err, errlen, "invalid %s '%s'", name, arg);
+	*out = v;
+	return 0;
+}
+
+int hbm_opt_parse(struct hbm_opts *o, enum hbm_opt opt, const char *arg,
+		  char *err, size_t errlen)
+{
+	__u64 v = 0;
+	int ret;
+
+	switch (opt) {
+	case HBM_OPT_RATE:
+		ret = hbm_parse_rate_opt(arg, &v, err, errlen);
+		break;
+	case HBM_OPT_BURST:
+	case HBM_OPT_MARK:
+	case HBM_OPT_DROP:
+	case HBM_OPT_DROP_LARGE:
+	case HBM_OPT_HORIZON:
+		ret = hbm_parse_time_opt(opt, arg, &v, err, errlen);
+		break;
+	case HBM_OPT_LIMIT:
+	case HBM_OPT_FLOW_LIMIT:
+		ret = hbm_parse_count_opt(opt, arg, &v, err, errlen);
+		break;
+	default:
+		ret = hbm_cfg_err(err, errlen, "unknown option %d", (int)opt);
+		break;
+	}
+	if (ret)
+		return ret;
+	o->val[opt] = v;
+	o->given |= 1U << opt;
+	return 0;
+}
+
+int hbm_config_validate(const struct hbm_config *cfg, char *err,
+			size_t errlen)
+{
+	const struct {
+		const char *name;
+		__u64 ns;
+	} times[] = {
+		{ "burst", cfg->burst_ns },
+		{ "mark", cfg->mark_ns },
+		{ "drop", cfg->drop_ns },
+		{ "drop-large", cfg->drop_large_ns },
+		{ "horizon", cfg->horizon_ns },
+	};
+	char a[HBM_FMT_BUFSZ], b[HBM_FMT_BUFSZ];
+	size_t i;
+
+	if (!cfg->rate_bps)
+		return hbm_cfg_err(err, errlen, "rate must be positive");
+	if (cfg->rate_bps < HBM_MIN_RATE_BPS ||
+	    cfg->rate_bps > HBM_MAX_RATE_BPS) {
+		hbm_fmt_rate(a, sizeof(a), cfg->rate_bps);
+		return hbm_cfg_err(err, errlen,
+				  "rate %s out of range 1Mbit..400Gbit", a);
+	}
+	for (i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		if (times[i].ns <= HBM_MAX_TIME_NS)
+			continue;
+		hbm_fmt_time(a, sizeof(a), times[i].ns);
+		return hbm_cfg_err(err, errlen,
+				  "%s %s out of range (at most 3600s)",
+				  times[i].name, a);
+	}
+	if (!cfg->burst_ns)
+		return hbm_cfg_err(err, errlen, "burst must be positive");
+	if (!cfg->horizon_ns)
+		return hbm_cfg_err(err, errlen, "horizon must be positive");
+	if (cfg->mark_ns >= cfg->drop_ns) {
+		hbm_fmt_time(a, sizeof(a), cfg->mark_ns);
+		hbm_fmt_time(b, sizeof(b), cfg->drop_ns);
+		return hbm_cfg_err(err, errlen,
+				  "mark threshold (%s) must be below drop threshold (%s)",
+				  a, b);
+	}
+	if (cfg->drop_large_ns > cfg->drop_ns) {
+		hbm_fmt_time(a, sizeof(a), cfg->drop_large_ns);
+		hbm_fmt_time(b, sizeof(b), cfg->drop_ns);
+		return hbm_cfg_err(err, errlen,
+				  "drop-large threshold (%s) must not exceed drop threshold (%s)",
+				  a, b);
+	}
+	if (cfg->drop_large_ns <= cfg->mark_ns) {
+		hbm_fmt_time(a, sizeof(a), cfg->drop_large_ns);
+		hbm_fmt_time(b, sizeof(b), cfg->mark_ns);
+		return hbm_cfg_err(err, errlen,
+				  "drop-large threshold (%s) must be above mark threshold (%s)",
+				  a, b);
+	}
+	if (!cfg->limit)
+		return hbm_cfg_err(err, errlen, "limit must be positive");
+	if (!cfg->flow_limit)
+		return hbm_cfg_err(err, errlen, "flow-limit must be positive");
+	if (cfg->flow_limit > cfg->limit)
+		return hbm_cfg_err(err, errlen,
+				  "flow-limit (%u) must not exceed limit (%u)",
+				  cfg->flow_limit, cfg->limit);
+	if (cfg->flags & ~(HBM_F_ECN | HBM_F_NO_CN))
+		return hbm_cfg_err(err, errlen, "unknown flags 0x%x",
+				  cfg->flags);
+	return 0;
+}
+
+static bool hbm_given(const struct hbm_opts *o, enum hbm_opt opt)
+{
+	return o->given & (1U << opt);
+}
+
+int hbm_config_apply(struct hbm_config *cfg, const struct hbm_opts *o,
+		     char *err, size_t errlen)
+{
+	struct hbm_config c = *cfg;
+	int ret;
+
+	if (hbm_given(o, HBM_OPT_RATE))
+		c.rate_bps = o->val[HBM_OPT_RATE];
+	if (hbm_given(o, HBM_OPT_BURST))
+		c.burst_ns = o->val[HBM_OPT_BURST];
+	if (hbm_given(o, HBM_OPT_MARK))
+		c.mark_ns = o->val[HBM_OPT_MARK];
+	if (hbm_given(o, HBM_OPT_DROP))
+		c.drop_ns = o->val[HBM_OPT_DROP];
+	if (hbm_given(o, HBM_OPT_DROP_LARGE))
+		c.drop_large_ns = o->val[HBM_OPT_DROP_LARGE];
+	if (hbm_given(o, HBM_OPT_LIMIT))
+		c.limit = o->val[HBM_OPT_LIMIT];
+	if (hbm_given(o, HBM_OPT_FLOW_LIMIT))
+		c.flow_limit = o->val[HBM_OPT_FLOW_LIMIT];
+	if (hbm_given(o, HBM_OPT_HORIZON))
+		c.horizon_ns = o->val[HBM_OPT_HORIZON];
+
+	/* drop-large follows drop, keeping its ratio, unless given. */
+	if (hbm_given(o, HBM_OPT_DROP) && !hbm_given(o, HBM_OPT_DROP_LARGE) &&
+	    cfg->drop_ns)
+		c.drop_large_ns = (unsigned __int128)cfg->drop_large_ns *
+				  c.drop_ns / cfg->drop_ns;
+
+	ret = hbm_config_validate(&c, err, errlen);
+	if (ret)
+		return ret;
+	*cfg = c;
+	return 0;
+}

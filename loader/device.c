@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * attach, set and detach: a device's qdiscs (through rtnetlink) and its
+ * entry in hbm_config.
+ *
+ * bpf_hbm is attached to a device when its root qdisc is bpf_hbm, or when
+ * its root is mq with bpf_hbm children (one per tx queue). A root qdisc
+ * with handle 0 is one the kernel made (pfifo_fast, noqueue, mq, ...): the
+ * device's default, which attach replaces without --replace.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+
+#include "hbm_loader.h"
+
+struct hbm_root {
+	struct hbm_qdisc q;	/* the root qdisc, if any */
+	bool present;
+	bool attached;		/* bpf_hbm root, or mq root with bpf_hbm */
+	int children;		/* mq's children */
+};
+
+static void hbm_root_of(const struct hbm_qdiscs *qs, struct hbm_root *r)
+{
+	const struct hbm_qdisc *q;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < qs->n; i++) {
+		if (qs->q[i].parent == TC_H_ROOT) {
+			r->q = qs->q[i];
+			r->present = true;
+			break;
+		}
+	}
+	if (!r->present)
+		return;
+	if (!strcmp(r->q.kind, HBM_KIND)) {
+		r->attached = true;
+		return;
+	}
+	if (strcmp(r->q.kind, "mq"))
+		return;
+	for (i = 0; i < qs->n; i++) {
+		q = &qs->q[i];
+		if (q->parent == TC_H_ROOT || q->parent == TC_H_INGRESS ||
+		    TC_H_MAJ(q->parent) != TC_H_MAJ(r->q.handle))
+			continue;
+		r->children++;
+		if (!strcmp(q->kind, HBM_KIND))
+			r->attached = true;
+	}
+}
+
+static int hbm_root_get(struct hbm_nl *nl, int ifindex, struct hbm_root *r)
+{
+	struct hbm_qdiscs qs;
+	int err;
+
+	err = hbm_nl_qdisc_dump(nl, ifindex, &qs);
+	if (err)
+		return err;
+	hbm_root_of(&qs, r);
+	hbm_qdiscs_free(&qs);
+	return 0;
+}
+
+/*
+ * Delete the device's bpf_hbm root (or mq root with bpf_hbm children), so
+ * the kernel puts its default qdisc back, and its hbm_config entry (@maps
+ * may be NULL). *attached tells whether there was a qdisc to delete. A
+ * foreign root qdisc is never touched.
+ */
+int hbm_dev_detach(struct hbm_nl *nl, int ifindex, const struct hbm_maps *maps,
+		   bool *attached)
+{
+	struct hbm_dev_key key = { .ifindex = ifindex };
+	struct hbm_root r;
+	int err;
+
+	*attached = false;
+	err = hbm_root_get(nl, ifindex, &r);
+	if (err)
+		return err;
+	if (r.attached) {
+		err = hbm_nl_qdisc_del(nl, ifindex, TC_H_ROOT, r.q.handle,
+				       r.q.kind);
+		if (err)
+			return err;
+		*attached = true;
+	}
+	if (maps && maps->config >= 0 && !hbm_own_netns(&key.netns))
+		bpf_map_delete_elem(maps->config, &key);
+	return 0;
+}
+
+/* What attach changed, to be undone if it fails half-way. */
+struct hbm_attach_undo {
+	bool loaded;		/* this command loaded bpf_hbm */
+	bool wrote;		/* it wrote the config entry */
+	bool had_old;		/* which existed before, as old */
+	struct hbm_config old;
+	bool del_root;		/* it created the root qdisc ... */
+	__u32 root_handle;	/* ... with this handle (0: unknown) */
+	const char *root_kind;
+};
+
+static void hbm_attach_undo(struct hbm_nl *nl, int ifindex,
+			    struct hbm_maps *maps, const struct hbm_dev_key *key,
+			    const struct hbm_attach_undo *u)
+{
+	struct hbm_dev_key *keys = NULL;
+	int n = 1;
+
+	if (u->del_root)
+		hbm_nl_qdisc_del(nl, ifindex, TC_H_ROOT, u->root_handle,
+				 u->root_kind);
+	if (u->wrote) {
+		if (u->had_old)
+			bpf_map_update_elem(maps->config, key, &u->old,
+					    BPF_ANY);
+		else
+			bpf_map_delete_elem(maps->config, key);
+	}
+	if (!u->loaded)
+		return;
+	/* Unload what this command loaded, unless someone uses it now. */
+	if (maps->classes < 0 ||
+	    (!hbm_class_keys(maps->classes, &keys, &n) && !n)) {
+		hbm_maps_close(maps);
+		hbm_bpf_unload();
+	}
+	free(keys);
+}
+
+/* Create mq at the root, then bpf_hbm on each of its tx queues. */
+static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
+			 __u16 flags, struct hbm_attach_undo *u)
+{
+	bool del_root = u->del_root;
+	char why[512];
+	struct hbm_root r;
+	int i, n, err;
+
+	/* Until mq is there, a failure has nothing to delete. */
+	u->del_root = false;
+	err = hbm_nl_qdisc_new(nl, ifindex, TC_H_ROOT, 0, "mq", flags);
+	if (err)
+		return err;
+	u->del_root = del_root;
+	/* The kernel picked the handle: read it back, and the children. */
+	err = hbm_root_get(nl, ifindex, &r);
+	if (err)
+		return err;
+	if (!r.present || strcmp(r.q.kind, "mq"))
+		return hbm_err(-EAGAIN, "the root qdisc changed meanwhile (now %s)",
+			       r.present ? r.q.kind : "none");
+	if (u->del_root)
+		u->root_handle = r.q.handle;
+	/* mq shows one child per tx queue in use (real_num_tx_queues). */
+	n = r.children ? r.children : txq;
+	for (i = 0; i < n; i++) {
+		err = hbm_nl_qdisc_new(nl, ifindex,
+				       TC_H_MAKE(r.q.handle, i + 1), 0,
+				       HBM_KIND, NLM_F_CREATE | NLM_F_REPLACE);
+		if (err) {
+			snprintf(why, sizeof(why), "%s", hbm_reason());
+			return hbm_err(err, "tx queue %d of %d: %s", i + 1, n,
+				       why);
+		}
+	}
+	return 0;
+}
+
+int hbm_cmd_attach(const struct hbm_attach_args *a)
+{
+	__u16 flags = NLM_F_CREATE | (a->replace ? NLM_F_REPLACE : NLM_F_EXCL);
+	struct hbm_attach_undo undo = { .root_kind = "mq" };
+	struct hbm_maps maps = HBM_MAPS_INIT;
+	enum hbm_parent parent = a->parent;
+	struct hbm_dev_key key = {};
+	struct hbm_nl nl = {};
+	char err[HBM_ERRSZ];
+	struct hbm_config cfg;
+	int ret = HBM_EXIT_FAIL;
+	int ifindex, txq, e;
+	const char *kind;
+	struct hbm_root r;
+	bool fresh;
+
+	/* Everything about the options is checked before anything changes. */
+	hbm_config_default(&cfg);
+	if (hbm_config_apply(&cfg, &a->opts, err, sizeof(err))) {
+		hbm_error("attach", a->dev, "%s", err);
+		return HBM_EXIT_USAGE;
+	}
+	ifindex = if_nametoindex(a->dev);
+	if (!ifindex) {
+		hbm_error("attach", a->dev, "no such device");
+		return HBM_EXIT_FAIL;
+	}
+	key.ifindex = ifindex;
+	if (hbm_own_netns(&key.netns) || hbm_nl_open(&nl))
+		goto fail;
+	txq = hbm_tx_queues(&nl, a->dev, ifindex);
+	if (txq < 0)
+		goto fail;
+	if (parent == HBM_PARENT_AUTO)
+		parent = txq > 1 ? HBM_PARENT_MQ : HBM_PARENT_ROOT;
+	if (parent == HBM_PARENT_MQ && txq < 2) {
+		hbm_error("attach", a->dev,
+			  "%s has one tx queue; use --parent root", a->dev);
+		ret = HBM_EXIT_USAGE;
+		goto out;
+	}
+	kind = parent == HBM_PARENT_MQ ? "mq" : HBM_KIND;
+
+	if (hbm_root_get(&nl, ifindex, &r))
+		goto fail;
+	if (r.attached && !a->replace) {
+		hbm_error("attach", a->dev,
+			  "bpf_hbm already attached (use --replace or set)");
+		goto out;
+	}
+	if (r.present && r.q.handle && !r.attached && !a->replace) {
+		hbm_error("attach", a->dev, "%s has a root qdisc (%s); use --replace",
+			  a->dev, r.q.kind);
+		goto out;
+	}
+	/*
+	 * A root of the same kind is changed in place, not replaced: when it
+	 * is our own attachment it stays on failure, anything else goes.
+	 */
+	undo.del_root = !(r.attached && !strcmp(r.q.kind, kind));
+
+	if (hbm_bpf_load(&fresh)) {
+		hbm_fail("load", HBM_KIND);
+		goto out;
+	}
+	undo.loaded = fresh;
+	if (hbm_maps_open(&maps))
+		goto fail;
+	undo.had_old = !bpf_map_lookup_elem(maps.config, &key, &undo.old);
+	e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_ANY);
+	if (e) {
+		hbm_err(e, "couldn't write its configuration: %s%s",
+			strerror(-e), e == -E2BIG ?
+			" (bpf_hbm configures at most 256 devices)" : "");
+		goto fail;
+	}
+	undo.wrote = true;
+
+	if (parent == HBM_PARENT_ROOT) {
+		undo.del_root = false;	/* nothing was created if it fails */
+		if (hbm_nl_qdisc_new(&nl, ifindex, TC_H_ROOT, 0, HBM_KIND,
+				     flags))
+			goto fail;
+	} else if (hbm_attach_mq(&nl, ifindex, txq, flags, &undo)) {
+		goto fail;
+	}
+	ret = HBM_EXIT_OK;
+	goto out;
+fail:
+	hbm_fail("attach", a->dev);
+out:
+	if (ret != HBM_EXIT_OK)
+		hbm_attach_undo(&nl, ifindex, &maps, &key, &undo);
+	hbm_maps_close(&maps);
+	hbm_nl_close(&nl);
+	return ret;
+}
+
+int hbm_cmd_set(const char *dev, const struct hbm_opts *opts)
+{
+	struct hbm_maps maps = HBM_MAPS_INIT;
+	struct hbm_dev_key key = {};
+	int ret = HBM_EXIT_FAIL, e;
+	char err[HBM_ERRSZ];
+	struct hbm_class cls;
+	struct hbm_config cfg;
+	bool has_cls, has_cfg;
+
+	key.ifindex = if_nametoindex(dev);
+	if (!key.ifindex) {
+		hbm_error("set", dev, "no such device");
+		return HBM_EXIT_FAIL;
+	}
+	if (hbm_own_netns(&key.netns))
+		goto fail;
+	e = hbm_maps_open(&maps);
+	if (e == -ENOENT) {
+		hbm_error("set", dev, "bpf_hbm not attached to %s (not loaded)",
+			  dev);
+		goto out;
+	}
+	if (e)
+		goto fail;
+	has_cls = !bpf_map_lookup_elem(maps.classes, &key, &cls);
+	has_cfg = !bpf_map_lookup_elem(maps.config, &key, &cfg);
+	if (!has_cls && !has_cfg) {
+		hbm_error("set", dev, "bpf_hbm not attached to %s", dev);
+		goto out;
+	}
+	if (!has_cfg)
+		hbm_config_default(&cfg);
+	if (hbm_config_apply(&cfg, opts, err, sizeof(err))) {
+		hbm_error("set", dev, "%s", err);
+		ret = HBM_EXIT_USAGE;
+		goto out;
+	}
+	/* One update: the qdisc sees the old or the new config, never a mix. */
+	e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_ANY);
+	if (e) {
+		hbm_err(e, "couldn't write its configuration: %s",
+			strerror(-e));
+		goto fail;
+	}
+	ret = HBM_EXIT_OK;
+	goto out;
+fail:
+	hbm_fail("set", dev);
+out:
+	hbm_maps_close(&maps);
+	return ret;
+}
+
+int hbm_cmd_detach(const char *dev)
+{
+	struct hbm_maps maps = HBM_MAPS_INIT;
+	int ret = HBM_EXIT_FAIL, ifindex;
+	struct hbm_nl nl = {};
+	bool attached;
+
+	ifindex = if_nametoindex(dev);
+	if (!ifindex) {
+		hbm_error("detach", dev, "no such device");
+		return HBM_EXIT_FAIL;
+	}
+	if (hbm_nl_open(&nl))
+		goto fail;
+	/* Not loaded: no config to delete, but look at the qdiscs anyway. */
+	hbm_maps_open(&maps);
+	if (hbm_dev_detach(&nl, ifindex, &maps, &attached))
+		goto fail;
+	if (!attached) {
+		hbm_error("detach", dev, "bpf_hbm not attached to %s", dev);
+		goto out;
+	}
+	ret = HBM_EXIT_OK;
+	goto out;
+fail:
+	hbm_fail("detach", dev);
+out:
+	hbm_maps_close(&maps);
+	hbm_nl_close(&nl);
+	return ret;
+}

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpf-hbm: load the bpf_hbm BPF qdisc, attach it to devices, configure
+ * them and show their counters. This file dispatches the commands and
+ * parses their options; see usage below for what they do.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "hbm_loader.h"
+#include "units.h"
+
+static const char hbm_help[] =
+"Usage: bpf-hbm [-v] COMMAND [ARGUMENT...] [OPTION...]\n"
+"       bpf-hbm -h|--help | --version\n"
+"\n"
+"bpf_hbm is a BPF qdisc (Linux 6.16+, CONFIG_NET_SCH_BPF) that shapes a\n"
+"device's egress as HBM (Host Bandwidth Manager) does: every packet is\n"
+"charged to the device's virtual queue at the configured rate and gets an\n"
+"earliest departure time; when the virtual queue runs `mark` ahead of now,\n"
+"packets are counted as marked and TCP senders told to slow down (CN),\n"
+"beyond `drop` they are dropped (non-TCP packets already beyond `mark`).\n"
+"\n"
+"Commands:\n"
+"  load           load bpf_hbm and register the \"bpf_hbm\" qdisc kind (after\n"
+"                 this, `tc qdisc add dev DEV root bpf_hbm` works too)\n"
+"  unload [--force]\n"
+"                 unregister the kind and remove the pins. Refused while a\n"
+"                 device (in any network namespace) has bpf_hbm attached;\n"
+"                 --force first detaches every device of this network\n"
+"                 namespace, as detach does; qdiscs in other namespaces keep\n"
+"                 running until deleted there\n"
+"  attach DEV [SHAPING OPTION...] [--parent root|mq] [--replace]\n"
+"                 attach bpf_hbm to DEV (loading it if needed), configured\n"
+"                 with the defaults below and the options given\n"
+"  set DEV SHAPING OPTION...\n"
+"                 change DEV's configuration in place: the qdisc uses the\n"
+"                 new values from the next packet on, nothing is re-attached\n"
+"  show [DEV] [--json] [--watch SECONDS]\n"
+"                 configuration and counters of each device with bpf_hbm\n"
+"                 (or DEV); --watch repeats every SECONDS until interrupted\n"
+"  detach DEV     delete DEV's bpf_hbm root (or its mq root with bpf_hbm\n"
+"                 children): the kernel restores DEV's default qdisc\n"
+"  help           this text\n"
+"\n"
+"Shaping options (attach, set):\n"
+"  --rate RATE          rate of DEV's virtual queue, L2 bytes (default 1gbit;\n"
+"                       1mbit..400gbit)\n"
+"  --burst TIME         idle credit the virtual queue keeps (default 100us)\n"
+"  --mark TIME          delay above which packets are marked and TCP senders\n"
+"                       get CN, increasingly likely up to drop (default 50us)\n"
+"  --drop TIME          delay above which packets are dropped (default 500us)\n"
+"  --drop-large TIME    drop threshold of packets over 120 bytes (default\n"
+"                       480us); when --drop is given without it, it keeps its\n"
+"                       ratio to drop\n"
+"  --limit N            packets queued per qdisc instance (default 10000)\n"
+"  --flow-limit N       packets queued per flow (default 100)\n"
+"  --horizon TIME       drop packets timestamped further ahead (default 10s)\n"
+"  Rules: mark < drop-large <= drop; burst, horizon > 0; times at most 1h;\n"
+"  0 < flow-limit <= limit. attach starts from the defaults, set from DEV's\n"
+"  current configuration.\n"
+"\n"
+"Attach options:\n"
+"  --parent root        one bpf_hbm as DEV's root qdisc\n"
+"  --parent mq          an mq root with a bpf_hbm on each tx queue, sharing\n"
+"                       DEV's rate (default when DEV has several tx queues)\n"
+"  --replace            replace DEV's root qdisc if it has one (atomic swap);\n"
+"                       without it, attach only replaces the kernel's default.\n"
+"                       Where bpf_hbm is attached with the same --parent, the\n"
+"                       qdiscs stay and only the configuration is rewritten\n"
+"                       (from the defaults and the options, unlike set)\n"
+"\n"
+"Show options:\n"
+"  --json               one JSON object (one per line with --watch):\n"
+"                       {\"devices\": [{\"dev\" (null if in another netns),\n"
+"                       \"ifindex\", \"netns\", \"instances\", \"configured\",\n"
+"                       \"config\": {\"rate_bps\", \"burst_ns\", \"mark_ns\",\n"
+"                       \"drop_ns\", \"drop_large_ns\", \"limit\", \"flow_limit\",\n"
+"                       \"horizon_ns\", \"large_pkt\", \"flags\"},\n"
+"                       \"stats\": {\"enqueued\", \"packets\", \"bytes\",\n"
+"                       \"marks\", \"cn\", \"ce\", \"guard_saves\", \"delayed\",\n"
+"                       \"drops\", \"vq_delay_ns\"}, \"drops\": {\"threshold\",\n"
+"                       \"nontcp\", \"horizon\", \"limit\", \"flow_limit\",\n"
+"                       \"nomem\", \"total\"}, \"qlen\", \"flows\", \"backlog\"}]}\n"
+"  --watch SECONDS      repeat every SECONDS (a whole number) until SIGINT\n"
+"\n"
+"Every command takes -h/--help and -v/--verbose (libbpf's messages).\n"
+"\n"
+"Units, as tc writes them (case-insensitive, no space before the unit):\n"
+"  RATE  bit/s: a bare number, bit, kbit, mbit, gbit, tbit (powers of 1000),\n"
+"        kibit, mibit, gibit, tibit (powers of 1024); bytes/s: bps, kbps,\n"
+"        mbps, gbps, tbps, kibps, mibps, gibps, tibps. 100mbit = 12.5mbps\n"
+"  TIME  s, ms, us, ns (or sec, msec, usec, nsec); a bare number is in\n"
+"        microseconds, as in tc\n"
+"  N     a whole number of packets\n"
+"\n"
+"Files:\n"
+"  " HBM_PIN_DIR "/link\n"
+"      the struct_ops link: bpf_hbm stays loaded while it is pinned\n"
+"  " HBM_PIN_DIR "/hbm_config, hbm_classes, hbm_instances\n"
+"      its maps (configuration, per-device class and counters, instances)\n"
+"  load mounts bpffs on " HBM_BPFFS " if it is not there. In a mount\n"
+"  namespace without it (as under `ip netns exec`), PID 1's is used\n"
+"  (/proc/1/root" HBM_BPFFS "), so pins outlive the command.\n"
+"\n"
+"Exit status: 0 success, 1 failure, 2 usage error (bad command, option or\n"
+"value). Errors are one line on stderr:\n"
+"  bpf-hbm: couldn't <verb> <object>: <reason>\n";
+
+enum {
+	OPT_SHAPE = 256,	/* + enum hbm_opt */
+	OPT_PARENT = OPT_SHAPE + HBM_OPT_MAX,
+	OPT_REPLACE,
+	OPT_FORCE,
+	OPT_JSON,
+	OPT_WATCH,
+};
+
+#define HBM_COMMON_OPTS						\
+	{ "help", no_argument, NULL, 'h' },			\
+	{ "verbose", no_argument, NULL, 'v' }
+
+#define HBM_SHAPE_OPTS							\
+	{ "rate", required_argument, NULL, OPT_SHAPE + HBM_OPT_RATE },	\
+	{ "burst", required_argument, NULL, OPT_SHAPE + HBM_OPT_BURST }, \
+	{ "mark", required_argument, NULL, OPT_SHAPE + HBM_OPT_MARK },	\
+	{ "drop", required_argument, NULL, OPT_SHAPE + HBM_OPT_DROP },	\
+	{ "drop-large", required_argument, NULL,			\
+	  OPT_SHAPE + HBM_OPT_DROP_LARGE },				\
+	{ "limit", required_argument, NULL, OPT_SHAPE + HBM_OPT_LIMIT }, \
+	{ "flow-limit", required_argument, NULL,			\
+	  OPT_SHAPE + HBM_OPT_FLOW_LIMIT },				\
+	{ "horizon", required_argument, NULL, OPT_SHAPE + HBM_OPT_HORIZON }
+
+static const struct option hbm_opts_plain[] = {
+	HBM_COMMON_OPTS,
+	{}
+};
+
+static const struct option hbm_opts_unload[] = {
+	HBM_COMMON_OPTS,
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{}
+};
+
+static const struct option hbm_opts_attach[] = {
+	HBM_COMMON_OPTS,
+	HBM_SHAPE_OPTS,
+	{ "parent", required_argument, NULL, OPT_PARENT },
+	{ "replace", no_argument, NULL, OPT_REPLACE },
+	{}
+};
+
+static const struct option hbm_opts_set[] = {
+	HBM_COMMON_OPTS,
+	HBM_SHAPE_OPTS,
+	{}
+};
+
+static const struct option hbm_opts_show[] = {
+	HBM_COMMON_OPTS,
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "watch", required_argument, NULL, OPT_WATCH },
+	{}
+};
+
+#define HBM_SHAPE_USAGE							\
+"  --rate RATE        rate (default 1gbit; 1mbit..400gbit)\n"		\
+"  --burst TIME       idle credit (default 100us)\n"			\
+"  --mark TIME        mark/CN threshold (default 50us)\n"		\
+"  --drop TIME        drop threshold (default 500us)\n"			\
+"  --drop-large TIME  drop threshold over 120 bytes (default 480us;\n"	\
+"                     keeps its ratio to drop when only --drop is given)\n" \
+"  --limit N          packets per qdisc instance (default 10000)\n"	\
+"  --flow-limit N     packets per flow (default 100)\n"			\
+"  --horizon TIME     timestamp horizon (default 10s)\n"		\
+"  mark < drop-large <= drop; flow-limit <= limit. Rates: kbit, mbit,\n" \
+"  gbit, mbps... Times: s, ms, us, ns; a bare number is microseconds.\n"
+
+/* Every command's options, parsed. */
+struct hbm_args {
+	bool help;
+	bool verbose;
+	bool force;
+	bool json;
+	const char *dev;
+	unsigned int watch;
+	struct hbm_attach_args attach;	/* also set's dev and opts */
+	char err[HBM_ERRSZ];		/* the first usage error */
+};
+
+struct hbm_cmd {
+	const char *name;
+	const struct option *opts;
+	bool dev_required;
+	bool dev_allowed;
+	const char *usage;
+	int (*run)(const struct hbm_args *a);
+};
+
+static int hbm_run_load(const struct hbm_args *a)
+{
+	return hbm_cmd_load();
+}
+
+static int hbm_run_unload(const struct hbm_args *a)
+{
+	return hbm_cmd_unload(a->force);
+}
+
+static int hbm_run_attach(const struct hbm_args *a)
+{
+	return hbm_cmd_attach(&a->attach);
+}
+
+static int hbm_run_set(const struct hbm_args *a)
+{
+	if (!a->attach.opts.given) {
+		hbm_error("set", a->dev,
+			  "no option given (see bpf-hbm set --help)");
+		return HBM_EXIT_USAGE;
+	}
+	return hbm_cmd_set(a->dev, &a->attach.opts);
+}
+
+static int hbm_run_show(const struct hbm_args *a)
+{
+	struct hbm_show_args s = {
+		.dev = a->dev,
+		.json = a->json,
+		.watch = a->watch,
+	};
+
+	return hbm_cmd_show(&s);
+}
+
+static int hbm_run_detach(const struct hbm_args *a)
+{
+	return hbm_cmd_detach(a->dev);
+}
+
+static const struct hbm_cmd hbm_cmds[] = {
+	{ "load", hbm_opts_plain, false, false,
+	  "Usage: bpf-hbm load [-v]\n"
+	  "Load bpf_hbm, register the \"bpf_hbm\" qdisc kind and pin it in\n"
+	  HBM_PIN_DIR " (mounting bpffs if needed). Does nothing if\n"
+	  "it is loaded; stale pins are removed first.\n",
+	  hbm_run_load },
+	{ "unload", hbm_opts_unload, false, false,
+	  "Usage: bpf-hbm unload [-v] [--force]\n"
+	  "Unregister the \"bpf_hbm\" qdisc kind and remove the pins. Refused\n"
+	  "while a device has bpf_hbm attached, unless --force: then every\n"
+	  "device of this network namespace is detached first.\n",
+	  hbm_run_unload },
+	{ "attach", hbm_opts_attach, true, true,
+	  "Usage: bpf-hbm attach DEV [OPTION...]\n"
+	  "Attach bpf_hbm to DEV, loading it if needed; the configuration is\n"
+	  "the defaults overridden by the options.\n"
+	  HBM_SHAPE_USAGE
+	  "  --parent root|mq   bpf_hbm at the root, or an mq root with one\n"
+	  "                     bpf_hbm per tx queue (default: mq if DEV has\n"
+	  "                     several tx queues)\n"
+	  "  --replace          replace DEV's root qdisc if it has one\n",
+	  hbm_run_attach },
+	{ "set", hbm_opts_set, true, true,
+	  "Usage: bpf-hbm set DEV OPTION...\n"
+	  "Change the configuration of DEV, which has bpf_hbm attached, in\n"
+	  "place; options not given keep their current values.\n"
+	  HBM_SHAPE_USAGE,
+	  hbm_run_set },
+	{ "show", hbm_opts_show, false, true,
+	  "Usage: bpf-hbm show [DEV] [--json] [--watch SECONDS]\n"
+	  "Configuration and counters of each device with bpf_hbm (or DEV).\n"
+	  "  --json             as one JSON object (see bpf-hbm --help)\n"
+	  "  --watch SECONDS    repeat every SECONDS until interrupted\n",
+	  hbm_run_show },
+	{ "detach", hbm_opts_plain, true, true,
+	  "Usage: bpf-hbm detach DEV\n"
+	  "Remove bpf_hbm from DEV (its root, or its mq root with bpf_hbm\n"
+	  "children) and DEV's configuration; DEV gets its default qdisc.\n",
+	  hbm_run_detach },
+};
+
+static void __attribute__((format(printf, 2, 3)))
+hbm_usage_err(struct hbm_args *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->err[0])
+		return;		/* the first one is reported */
+	va_start(ap, fmt);
+	vsnprintf(a->err, sizeof(a->err), fmt, ap);
+	va_end(ap);
+}
+
+static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
+{
+	char err[HBM_ERRSZ];
+	__u32 secs;
+
+	switch (c) {
+	case 'h':
+		a->help = true;
+		break;
+	case 'v':
+		a->verbose = true;
+		break;
+	case ':':
+		hbm_usage_err(a, "option '%s' needs a value", argv[optind - 1]);
+		break;
+	case '?':
+		if (optopt > 0 && optopt < 256)
+			hbm_usage_err(a, "unrecognized option '-%c'", optopt);
+		else
+			hbm_usage_err(a, "unrecognized option '%s'",
+				      argv[optind - 1]);
+		break;
+	case OPT_PARENT:
+		if (!strcmp(optarg, "root"))
+			a->attach.parent = HBM_PARENT_ROOT;
+		else if (!strcmp(optarg, "mq"))
+			a->attach.parent = HBM_PARENT_MQ;
+		else
+			hbm_usage_err(a, "invalid parent '%s' (root or mq)",
+				      optarg);
+		break;
+	case OPT_REPLACE:
+		a->attach.replace = true;
+		break;
+	case OPT_FORCE:
+		a->force = true;
+		break;
+	case OPT_JSON:
+		a->json = true;
+		break;
+	case OPT_WATCH:
+		if (hbm_parse_u32(optarg, &secs) || !secs)
+			hbm_usage_err(a, "invalid interval '%s' (whole seconds, at least 1)",
+				      optarg);
+		else
+			a->watch = secs;
+		break;
+	default:
+		if (c < OPT_SHAPE || c >= OPT_SHAPE + HBM_OPT_MAX)
+			break;
+		if (hbm_opt_parse(&a->attach.opts, c - OPT_SHAPE, optarg, err,
+				  sizeof(err)))
+			hbm_usage_err(a, "%s", err);
+		break;
+	}
+}
+
+/* Returns an exit status, or -1 to go on and run the command. */
+static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
+		     struct hbm_args *a)
+{
+	const char *obj;
+	int c, i;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":hv", cmd->opts, NULL)) != -1)
+		hbm_parse_opt(a, c, argv);
+	if (a->help) {
+		fputs(cmd->usage, stdout);
+		return HBM_EXIT_OK;
+	}
+	i = optind;
+	if (i < argc && cmd->dev_allowed)
+		a->dev = argv[i++];
+	if (i < argc)
+		hbm_usage_err(a, "unexpected argument '%s'", argv[i]);
+	if (!a->dev && cmd->dev_required)
+		hbm_usage_err(a, "missing DEV (usage: bpf-hbm %s DEV ...)",
+			      cmd->name);
+	if (a->dev && (!a->dev[0] || strlen(a->dev) >= 16 ||
+		       strchr(a->dev, '/')))
+		hbm_usage_err(a, "invalid device name '%s'", a->dev);
+	if (a->err[0]) {
+		obj = a->dev && cmd->dev_allowed ? a->dev : HBM_KIND;
+		hbm_error(cmd->name, obj, "%s", a->err);
+		return HBM_EXIT_USAGE;
+	}
+	a->attach.dev = a->dev;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const struct hbm_cmd *cmd = NULL;
+	struct hbm_args a = {};
+	bool verbose = false;
+	size_t j;
+	int i, ret;
+
+	/* Options before the command. */
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(hbm_help, stdout);
+			return HBM_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			printf("bpf-hbm %s (bpf_hbm ABI %d, libbpf %s)\n",
+			       HBM_VERSION, HBM_ABI_VERSION,
+			       libbpf_version_string());
+			return HBM_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			verbose = true;
+			continue;
+		}
+		hbm_error("parse", "arguments",
+			  "unrecognized option '%s' (see bpf-hbm --help)",
+			  argv[i]);
+		return HBM_EXIT_USAGE;
+	}
+	if (i == argc) {
+		hbm_error("parse", "arguments",
+			  "no command given (see bpf-hbm --help)");
+		return HBM_EXIT_USAGE;
+	}
+	if (!strcmp(argv[i], "help")) {
+		fputs(hbm_help, stdout);
+		return HBM_EXIT_OK;
+	}
+	for (j = 0; j < sizeof(hbm_cmds) / sizeof(hbm_cmds[0]); j++)
+		if (!strcmp(argv[i], hbm_cmds[j].name))
+			cmd = &hbm_cmds[j];
+	if (!cmd) {
+		hbm_error("parse", "arguments",
+			  "unknown command '%s' (see bpf-hbm --help)", argv[i]);
+		return HBM_EXIT_USAGE;
+	}
+
+	ret = hbm_parse(cmd, argc - i, argv + i, &a);
+	if (ret >= 0)
+		return ret;
+	hbm_set_verbose(verbose || a.verbose);
+	return cmd->run(&a);
+}

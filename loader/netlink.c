@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rtnetlink through libmnl: create, replace and delete qdiscs, dump a
+ * device's qdiscs, count its tx queues. Errors carry the kernel's extended
+ * ack message when it sent one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/socket.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+
+#include "hbm_loader.h"
+
+#define HBM_NL_BUFSZ	MNL_SOCKET_DUMP_SIZE
+
+int hbm_nl_open(struct hbm_nl *nl)
+{
+	int one = 1, err;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->buf = malloc(HBM_NL_BUFSZ);
+	if (!nl->buf)
+		return hbm_err(-ENOMEM, "%s", strerror(ENOMEM));
+	nl->sk = mnl_socket_open(NETLINK_ROUTE);
+	if (!nl->sk) {
+		err = hbm_err(-errno, "couldn't open a netlink socket: %s",
+			      strerror(errno));
+		goto err;
+	}
+	/* Best effort: without them errors just lack the kernel's message. */
+	mnl_socket_setsockopt(nl->sk, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl->sk, NETLINK_CAP_ACK, &one, sizeof(one));
+	if (mnl_socket_bind(nl->sk, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = hbm_err(-errno, "couldn't bind a netlink socket: %s",
+			      strerror(errno));
+		goto err;
+	}
+	nl->portid = mnl_socket_get_portid(nl->sk);
+	nl->seq = time(NULL);
+	return 0;
+err:
+	hbm_nl_close(nl);
+	return err;
+}
+
+void hbm_nl_close(struct hbm_nl *nl)
+{
+	if (nl->sk)
+		mnl_socket_close(nl->sk);
+	free(nl->buf);
+	nl->sk = NULL;
+	nl->buf = NULL;
+}
+
+/* NLMSG_ERROR: an ack (error 0) ends the exchange; an error is kept. */
+static int hbm_nl_error_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	struct hbm_nl *nl = data;
+	const struct nlattr *attr;
+	unsigned int off;
+	size_t len;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*e))) {
+		nl->err = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	if (!e->error)
+		return MNL_CB_STOP;
+	nl->err = e->error < 0 ? -e->error : e->error;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return MNL_CB_ERROR;
+	/* The TLVs follow the request's header, or all of it if not capped. */
+	off = sizeof(*e);
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(e->msg);
+	if (mnl_nlmsg_size(off) > nlh->nlmsg_len)
+		return MNL_CB_ERROR;
+	mnl_attr_for_each(attr, nlh, off) {
+		if (mnl_attr_get_type(attr) != NLMSGERR_ATTR_MSG ||
+		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			continue;
+		snprintf(nl->extack, sizeof(nl->extack), "%s",
+			 mnl_attr_get_str(attr));
+		/* The kernel's messages often end with a full stop. */
+		len = strlen(nl->extack);
+		while (len && (nl->extack[len - 1] == '.' ||
+			       nl->extack[len - 1] == '\n'))
+			nl->extack[--len] = '\0';
+	}
+	return MNL_CB_ERROR;
+}
+
+/* NLMSG_DONE of a dump; it carries an error if the dump failed. */
+static int hbm_nl_done_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct hbm_nl *nl = data;
+	int err = 0;
+
+	if (nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(int)))
+		memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
+	if (err < 0) {
+		nl->err = -err;
+		return MNL_CB_ERROR;
+	}
+	return MNL_CB_STOP;
+}
+
+/*
+ * Send @nlh and process the answer: messages go to @cb with nl->cb_data,
+ * until an ack, NLMSG_DONE or an error. Returns 0 or -errno, with the
+ * reason (strerror and the kernel's message) in hbm_reason().
+ */
+static int hbm_nl_talk(struct hbm_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
+		       void *data)
+{
+	static const mnl_cb_t ctl[] = {
+		[NLMSG_ERROR] = hbm_nl_error_cb,
+		[NLMSG_DONE] = hbm_nl_done_cb,
+	};
+	unsigned int seq;
+	ssize_t len;
+	int ret, err;
+
+	nl->err = 0;
+	nl->extack[0] = '\0';
+	nl->cb_data = data;
+	seq = ++nl->seq;
+	nlh->nlmsg_seq = seq;
+	if (mnl_socket_sendto(nl->sk, nlh, nlh->nlmsg_len) < 0)
+		return hbm_err(-errno, "netlink: %s", strerror(errno));
+	errno = 0;
+	do {
+		len = mnl_socket_recvfrom(nl->sk, nl->buf, HBM_NL_BUFSZ);
+		if (len < 0)
+			return hbm_err(-errno, "netlink: %s", strerror(errno));
+		ret = mnl_cb_run2(nl->buf, len, seq, nl->portid, cb, nl, ctl,
+				  MNL_ARRAY_SIZE(ctl));
+	} while (ret == MNL_CB_OK);
+	if (ret == MNL_CB_STOP)
+		return 0;
+
+	err = nl->err ? nl->err : errno ? errno : EPROTO;
+	if (nl->extack[0])
+		return hbm_err(-err, "%s (kernel: %s)", strerror(err),
+			       nl->extack);
+	return hbm_err(-err, "%s%s", strerror(err),
+		       err == EPERM ? " (need CAP_NET_ADMIN)" : "");
+}
+
+static struct nlmsghdr *hbm_nl_tcmsg(char *buf, __u16 type, __u16 flags,
+				     int ifindex, __u32 parent, __u32 handle)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct tcmsg *tcm;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = ifindex;
+	tcm->tcm_parent = parent;
+	tcm->tcm_handle = handle;
+	return nlh;
+}
+
+/* RTM_NEWQDISC: @flags are NLM_F_CREATE and NLM_F_EXCL or NLM_F_REPLACE. */
+int hbm_nl_qdisc_new(struct hbm_nl *nl, int ifindex, __u32 parent,
+		     __u32 handle, const char *kind, __u16 flags)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+
+	nlh = hbm_nl_tcmsg(buf, RTM_NEWQDISC, NLM_F_ACK | flags, ifindex,
+			   parent, handle);
+	mnl_attr_put_strz(nlh, TCA_KIND, kind);
+	return hbm_nl_talk(nl, nlh, NULL, NULL);
+}
+
+/*
+ * RTM_DELQDISC of the qdisc at @parent; the kernel refuses if its handle
+ * is not @handle or (when given) its kind not @kind, so a qdisc someone
+ * else put there meanwhile is never deleted.
+ */
+int hbm_nl_qdisc_del(struct hbm_nl *nl, int ifindex, __u32 parent,
+		     __u32 handle, const char *kind)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+
+	nlh = hbm_nl_tcmsg(buf, RTM_DELQDISC, NLM_F_ACK, ifindex, parent,
+			   handle);
+	if (kind)
+		mnl_attr_put_strz(nlh, TCA_KIND, kind);
+	return hbm_nl_talk(nl, nlh, NULL, NULL);
+}
+
+struct hbm_dump_ctx {
+	int ifindex;
+	struct hbm_qdiscs *qs;
+	int cap;
+};
+
+static int hbm_qdisc_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct hbm_nl *nl = data;
+	struct hbm_dump_ctx *ctx = nl->cb_data;
+	const struct tcmsg *tcm;
+	const struct nlattr *attr;
+	struct hbm_qdisc *q;
+
+	if (nlh->nlmsg_type != RTM_NEWQDISC ||
+	    nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*tcm)))
+		return MNL_CB_OK;
+	tcm = mnl_nlmsg_get_payload(nlh);
+	if (tcm->tcm_ifindex != ctx->ifindex)
+		return MNL_CB_OK;
+	if (ctx->qs->n == ctx->cap) {
+		int cap = ctx->cap ? 2 * ctx->cap : 16;
+
+		q = realloc(ctx->qs->q, cap * sizeof(*q));
+		if (!q) {
+			nl->err = ENOMEM;
+			return MNL_CB_ERROR;
+		}
+		ctx->qs->q = q;
+		ctx->cap = cap;
+	}
+	q = &ctx->qs->q[ctx->qs->n++];
+	memset(q, 0, sizeof(*q));
+	q->parent = tcm->tcm_parent;
+	q->handle = tcm->tcm_handle;
+	mnl_attr_for_each(attr, nlh, sizeof(*tcm)) {
+		if (mnl_attr_get_type(attr) == TCA_KIND &&
+		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
+			snprintf(q->kind, sizeof(q->kind), "%s",
+				 mnl_attr_get_str(attr));
+	}
+	return MNL_CB_OK;
+}
+
+/* The qdiscs of @ifindex that tc shows (root, ingress, mq's children...). */
+int hbm_nl_qdisc_dump(struct hbm_nl *nl, int ifindex, struct hbm_qdiscs *qs)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct hbm_dump_ctx ctx = { .ifindex = ifindex, .qs = qs };
+	struct nlmsghdr *nlh;
+	int err;
+
+	qs->q = NULL;
+	qs->n = 0;
+	nlh = hbm_nl_tcmsg(buf, RTM_GETQDISC, NLM_F_DUMP, ifindex, 0, 0);
+	err = hbm_nl_talk(nl, nlh, hbm_qdisc_cb, &ctx);
+	if (err)
+		hbm_qdiscs_free(qs);
+	return err;
+}
+
+void hbm_qdiscs_free(struct hbm_qdiscs *qs)
+{
+	free(qs->q);
+	qs->q = NULL;
+	qs->n = 0;
+}
+
+static int hbm_link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct hbm_nl *nl = data;
+	int *txq = nl->cb_data;
+	const struct nlattr *attr;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	mnl_attr_for_each(attr, nlh, sizeof(struct ifinfomsg)) {
+		if (mnl_attr_get_type(attr) == IFLA_NUM_TX_QUEUES &&
+		    mnl_attr_validate(attr, MNL_TYPE_U32) >= 0)
+			*txq = mnl_attr_get_u32(attr);
+	}
+	return MNL_CB_OK;
+}
+
+/* The device's allocated tx queues (IFLA_NUM_TX_QUEUES). */
+int hbm_nl_num_tx_queues(struct hbm_nl *nl, int ifindex)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+	int txq = 0, err;
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	err = hbm_nl_talk(nl, nlh, hbm_link_cb, &txq);
+	if (err)
+		return err;
+	return txq > 0 ? txq : 1;
+}
+
+/*
+ * The device's tx queues in use (real_num_tx_queues): the tx-N entries in
+ * sysfs, when that sysfs shows this device (it may belong to another
+ * network namespace); else the allocated count from rtnetlink.
+ */
+int hbm_tx_queues(struct hbm_nl *nl, const char *dev, int ifindex)
+{
+	char path[128];
+	struct dirent *e;
+	int n = 0, idx = 0;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/ifindex", dev);
+	f = fopen(path, "r");
+	if (!f)
+		goto netlink;
+	if (fscanf(f, "%d", &idx) != 1)
+		idx = 0;
+	fclose(f);
+	if (idx != ifindex)
+		goto netlink;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", dev);
+	d = opendir(path);
+	if (!d)
+		goto netlink;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, "tx-", 3);
+	closedir(d);
+	if (n > 0)
+		return n;
+netlink:
+	return hbm_nl_num_tx_queues(nl, ifindex);
+}

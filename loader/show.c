@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * show: configuration and counters of each device with bpf_hbm attached
+ * (each entry of hbm_classes), as a key/value block or as JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "hbm_loader.h"
+#include "units.h"
+
+struct hbm_dev_stats {
+	struct hbm_dev_key key;
+	struct hbm_class cls;
+	struct hbm_config cfg;
+	bool configured;	/* cfg from hbm_config, not the defaults */
+	__u64 qlen;		/* summed over the device's instances */
+	__u64 flows;
+	__u64 backlog;
+};
+
+static const char *const hbm_drop_names[HBM_DROP_MAX] = {
+	[HBM_DROP_THRESH] = "threshold",
+	[HBM_DROP_NONTCP] = "nontcp",
+	[HBM_DROP_HORIZON] = "horizon",
+	[HBM_DROP_LIMIT] = "limit",
+	[HBM_DROP_FLOW_LIMIT] = "flow_limit",
+	[HBM_DROP_NOMEM] = "nomem",
+};
+
+static __u32 hbm_own;	/* our netns, for sorting and names */
+
+static int hbm_stats_cmp(const void *a, const void *b)
+{
+	const struct hbm_dev_key *x = &((const struct hbm_dev_stats *)a)->key;
+	const struct hbm_dev_key *y = &((const struct hbm_dev_stats *)b)->key;
+
+	/* Ours first, then by netns and ifindex. */
+	if ((x->netns == hbm_own) != (y->netns == hbm_own))
+		return x->netns == hbm_own ? -1 : 1;
+	if (x->netns != y->netns)
+		return x->netns < y->netns ? -1 : 1;
+	if (x->ifindex != y->ifindex)
+		return x->ifindex < y->ifindex ? -1 : 1;
+	return 0;
+}
+
+static __u64 hbm_total_drops(const struct hbm_class *cls)
+{
+	__u64 sum = 0;
+	int i;
+
+	for (i = 0; i < HBM_DROP_MAX; i++)
+		sum += cls->drops[i];
+	return sum;
+}
+
+/* Add each instance's queue to its device's totals. */
+static int hbm_sum_instances(const struct hbm_maps *maps,
+			     struct hbm_dev_stats *st, int n)
+{
+	struct hbm_inst_key key, prev;
+	struct hbm_inst_info *info;
+	void *val, *pk = NULL;
+	int i, err;
+
+	val = calloc(1, maps->inst_value_size);
+	if (!val)
+		return hbm_err(-ENOMEM, "%s", strerror(ENOMEM));
+	info = val;
+	for (;;) {
+		err = bpf_map_get_next_key(maps->instances, pk, &key);
+		if (err == -ENOENT) {
+			err = 0;
+			break;
+		}
+		if (err) {
+			err = hbm_err(err, "couldn't read hbm_instances: %s",
+				      strerror(-err));
+			break;
+		}
+		prev = key;
+		pk = &prev;
+		if (bpf_map_lookup_elem(maps->instances, &key, val))
+			continue;	/* deleted meanwhile */
+		for (i = 0; i < n; i++) {
+			if (st[i].key.ifindex != key.ifindex ||
+			    st[i].key.netns != key.netns)
+				continue;
+			st[i].qlen += info->qlen;
+			st[i].flows += info->flows;
+			st[i].backlog += info->backlog;
+			break;
+		}
+	}
+	free(val);
+	return err;
+}
+
+static int hbm_lookup_class(int fd, const struct hbm_dev_key *key,
+			    struct hbm_class *cls)
+{
+	int err;
+
+	/* Under the class's lock: a consistent virtual queue. */
+	err = bpf_map_lookup_elem_flags(fd, key, cls, BPF_F_LOCK);
+	if (err == -EINVAL)
+		err = bpf_map_lookup_elem(fd, key, cls);
+	return err;
+}
+
+/*
+ * The devices to show: @only, or every device in hbm_classes. *n is 0 if
+ * @only has no class (not attached).
+ */
+static int hbm_collect(const struct hbm_maps *maps,
+		       const struct hbm_dev_key *only,
+		       struct hbm_dev_stats **out, int *n)
+{
+	struct hbm_dev_key *keys = NULL;
+	struct hbm_dev_stats *st = NULL;
+	int i, cnt = 0, nkeys = 1, err;
+
+	if (!only) {
+		err = hbm_class_keys(maps->classes, &keys, &nkeys);
+		if (err)
+			return err;
+	}
+	st = calloc(nkeys ? nkeys : 1, sizeof(*st));
+	if (!st) {
+		err = hbm_err(-ENOMEM, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	for (i = 0; i < nkeys; i++) {
+		struct hbm_dev_stats *s = &st[cnt];
+
+		s->key = only ? *only : keys[i];
+		err = hbm_lookup_class(maps->classes, &s->key, &s->cls);
+		if (err == -ENOENT)
+			continue;	/* detached meanwhile */
+		if (err) {
+			err = hbm_err(err, "couldn't read hbm_classes: %s",
+				      strerror(-err));
+			goto out;
+		}
+		s->configured = !bpf_map_lookup_elem(maps->config, &s->key,
+						     &s->cfg);
+		if (!s->configured)
+			hbm_config_default(&s->cfg);
+		cnt++;
+	}
+	err = hbm_sum_instances(maps, st, cnt);
+	if (err)
+		goto out;
+	qsort(st, cnt, sizeof(*st), hbm_stats_cmp);
+	*out = st;
+	*n = cnt;
+	st = NULL;
+out:
+	free(st);
+	free(keys);
+	return err;
+}
+
+static void hbm_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void hbm_print_json(const struct hbm_dev_stats *st, int n)
+{
+	char name[IF_NAMESIZE];
+	const struct hbm_config *c;
+	const struct hbm_class *k;
+	int i, j;
+
+	printf("{\"devices\":[");
+	for (i = 0; i < n; i++) {
+		c = &st[i].cfg;
+		k = &st[i].cls;
+		printf("%s{\"dev\":", i ? "," : "");
+		if (st[i].key.netns == hbm_own &&
+		    if_indextoname(st[i].key.ifindex, name))
+			hbm_json_str(name);
+		else
+			printf("null");
+		printf(",\"ifindex\":%u,\"netns\":%u,\"instances\":%u,\"configured\":%s",
+		       st[i].key.ifindex, st[i].key.netns, k->instances,
+		       st[i].configured ? "true" : "false");
+		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u}",
+		       c->rate_bps, c->burst_ns, c->mark_ns, c->drop_ns,
+		       c->drop_large_ns, c->limit, c->flow_limit,
+		       c->horizon_ns, c->large_pkt, c->flags);
+		printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"delayed\":%llu,\"drops\":%llu,\"vq_delay_ns\":%lld}",
+		       k->enqueued, k->packets, k->bytes, k->marks, k->cn,
+		       k->ce, k->guard_saves, k->delayed, hbm_total_drops(k),
+		       k->delta_ns > 0 ? k->delta_ns : 0);
+		printf(",\"drops\":{");
+		for (j = 0; j < HBM_DROP_MAX; j++)
+			printf("\"%s\":%llu,", hbm_drop_names[j], k->drops[j]);
+		printf("\"total\":%llu}", hbm_total_drops(k));
+		printf(",\"qlen\":%llu,\"flows\":%llu,\"backlog\":%llu}",
+		       st[i].qlen, st[i].flows, st[i].backlog);
+	}
+	printf("]}\n");
+}
+
+#define HBM_KV(key, fmt, ...) printf("  %-12s" fmt "\n", key, ##__VA_ARGS__)
+
+static void hbm_print_human(const struct hbm_dev_stats *st, int n)
+{
+	char label[64], a[HBM_FMT_BUFSZ];
+	const struct hbm_config *c;
+	const struct hbm_class *k;
+	int i, j;
+
+	if (!n)
+		printf("bpf_hbm is loaded but not attached to any device\n");
+	for (i = 0; i < n; i++) {
+		c = &st[i].cfg;
+		k = &st[i].cls;
+		hbm_dev_label(label, sizeof(label), &st[i].key, hbm_own);
+		printf("%s%s: ", i ? "\n" : "", label);
+		if (st[i].key.netns == hbm_own)
+			printf("ifindex %u, ", st[i].key.ifindex);
+		printf("%u instance%s%s\n", k->instances,
+		       k->instances == 1 ? "" : "s",
+		       st[i].configured ? "" : ", default config");
+		hbm_fmt_rate(a, sizeof(a), c->rate_bps);
+		HBM_KV("rate", "%s", a);
+		hbm_fmt_time(a, sizeof(a), c->burst_ns);
+		HBM_KV("burst", "%s", a);
+		hbm_fmt_time(a, sizeof(a), c->mark_ns);
+		HBM_KV("mark", "%s", a);
+		hbm_fmt_time(a, sizeof(a), c->drop_ns);
+		HBM_KV("drop", "%s", a);
+		hbm_fmt_time(a, sizeof(a), c->drop_large_ns);
+		HBM_KV("drop-large", "%s (packets over %u bytes)", a,
+		       c->large_pkt);
+		HBM_KV("limit", "%u", c->limit);
+		HBM_KV("flow-limit", "%u", c->flow_limit);
+		hbm_fmt_time(a, sizeof(a), c->horizon_ns);
+		HBM_KV("horizon", "%s", a);
+		HBM_KV("enqueued", "%llu", k->enqueued);
+		HBM_KV("packets", "%llu", k->packets);
+		HBM_KV("bytes", "%llu", k->bytes);
+		HBM_KV("marks", "%llu", k->marks);
+		HBM_KV("cn", "%llu", k->cn);
+		HBM_KV("ce", "%llu", k->ce);
+		HBM_KV("guard saves", "%llu", k->guard_saves);
+		HBM_KV("delayed", "%llu", k->delayed);
+		printf("  %-12s%llu (", "drops", hbm_total_drops(k));
+		for (j = 0; j < HBM_DROP_MAX; j++)
+			printf("%s%s %llu", j ? ", " : "", hbm_drop_names[j],
+			       k->drops[j]);
+		printf(")\n");
+		hbm_fmt_time(a, sizeof(a), k->delta_ns > 0 ? k->delta_ns : 0);
+		HBM_KV("vq delay", "%s", a);
+		HBM_KV("qlen", "%llu", st[i].qlen);
+		HBM_KV("flows", "%llu", st[i].flows);
+		HBM_KV("backlog", "%llu", st[i].backlog);
+	}
+}
+
+static volatile sig_atomic_t hbm_stop;
+
+static void hbm_on_signal(int sig)
+{
+	hbm_stop = 1;
+}
+
+/* Sleep @secs unless a signal asks to stop; returns false to stop. */
+static bool hbm_wait(unsigned int secs)
+{
+	struct timespec ts = { .tv_sec = secs };
+
+	while (!hbm_stop && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	return !hbm_stop;
+}
+
+int hbm_cmd_show(const struct hbm_show_args *args)
+{
+	const char *obj = args->dev ? args->dev : HBM_KIND;
+	struct hbm_maps maps = HBM_MAPS_INIT;
+	struct hbm_dev_stats *st = NULL;
+	struct hbm_dev_key key, *only = NULL;
+	bool tty = isatty(STDOUT_FILENO);
+	int ret = HBM_EXIT_FAIL, n = 0, rounds = 0;
+	struct sigaction sa = {};
+	char when[64];
+	time_t now;
+	int err;
+
+	if (hbm_own_netns(&hbm_own))
+		goto fail;
+	if (args->dev) {
+		key.ifindex = if_nametoindex(args->dev);
+		key.netns = hbm_own;
+		if (!key.ifindex) {
+			hbm_error("show", args->dev, "no such device");
+			goto out;
+		}
+		only = &key;
+	}
+	err = hbm_maps_open(&maps);
+	if (err == -ENOENT) {
+		/* "not loaded (run bpf-hbm load)" */
+		hbm_fail("show", HBM_KIND);
+		goto out;
+	}
+	if (err)
+		goto fail;
+	if (args->watch) {
+		sa.sa_handler = hbm_on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	do {
+		if (hbm_collect(&maps, only, &st, &n))
+			goto fail;
+		if (only && !n) {
+			hbm_error("show", args->dev,
+				  "bpf_hbm not attached to %s", args->dev);
+			goto out;
+		}
+		if (args->watch && !args->json) {
+			now = time(NULL);
+			strftime(when, sizeof(when), "%F %T",
+				 localtime(&now));
+			if (tty)
+				printf("\033[H\033[2J");
+			else if (rounds)
+				printf("\n");
+			printf("Every %us: bpf-hbm show    %s\n\n", args->watch,
+			       when);
+		}
+		if (args->json)
+			hbm_print_json(st, n);
+		else
+			hbm_print_human(st, n);
+		fflush(stdout);
+		free(st);
+		st = NULL;
+		rounds++;
+	} while (args->watch && hbm_wait(args->watch));
+	ret = HBM_EXIT_OK;
+	goto out;
+fail:
+	hbm_fail("show", obj);
+out:
+	free(st);
+	hbm_maps_close(&maps);
+	return ret;
+}
