@@ -9,7 +9,7 @@
 RATE=100
 hbm_veth_setup 4 || hbm_fatal "veth setup"
 assert_ok "attach --parent mq" inA "$HBM" attach "$DEV_A" --parent mq \
-	--rate "${RATE}mbit" || hbm_done
+	--rate "${RATE}mbit" --burst "$HBM_VM_BURST" || hbm_done
 inA tc qdisc show dev "$DEV_A"
 n=$(inA tc -j qdisc show dev "$DEV_A" | jq '[.[] | select(.kind == "bpf_hbm")] | length')
 assert_eq "$n" 4 "one bpf_hbm per tx queue"

@@ -6,11 +6,13 @@
 # a ping through the same qdisc meanwhile sees under 1 ms of added delay.
 . "$(dirname "$0")/lib.sh"
 
-RATE=${RATE:-100}	# Mbit/s
+# 20 Mbit/s: at 100 Mbit/s a 2x UDP sender already saturates the VM's
+# emulated CPUs (htb then delivers 82% of its rate, bpf_hbm 96%).
+RATE=${RATE:-20}	# Mbit/s
 
 hbm_veth_setup || hbm_fatal "veth setup"
-assert_ok "attach --rate ${RATE}mbit" \
-	inA "$HBM" attach "$DEV_A" --rate "${RATE}mbit" --parent root || hbm_done
+assert_ok "attach --rate ${RATE}mbit" inA "$HBM" attach "$DEV_A" \
+	--rate "${RATE}mbit" --burst "$HBM_VM_BURST" --parent root || hbm_done
 
 idle=$(inA ping -c 20 -i 0.05 -q "$ADDR_B" | awk -F/ '/^rtt/ { print $5 }')
 
@@ -20,15 +22,11 @@ inA iperf3 -u -c "$ADDR_B" -p 5202 -b "$((2 * RATE))M" -l 1400 -t 7 \
 	>"/tmp/$HBM_TEST.iperf" 2>&1 &
 sleep 2
 inA ping -c 80 -i 0.05 -q "$ADDR_B" >"/tmp/$HBM_TEST.ping" 2>&1 &
-b0=$(hbm_rx_bytes); t0=$(date +%s%N)
 d0=$(hbm_qdisc drops)
-sleep 4
-b1=$(hbm_rx_bytes); t1=$(date +%s%N)
+got=$(hbm_rx_rate 4)
 d1=$(hbm_qdisc drops)
-sent1=$(hbm_qdisc packets)
 wait
 
-got=$(awk -v b=$((b1 - b0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.2f", b * 8e3 / t }')
 pct=$(awk -v g="$got" -v r="$RATE" 'BEGIN { printf "%.1f", 100 * g / r }')
 loaded=$(awk -F/ '/^rtt/ { print $5 }' "/tmp/$HBM_TEST.ping")
 loss=$(sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' "/tmp/$HBM_TEST.ping")

@@ -10,18 +10,26 @@
 hbm_veth_setup || hbm_fatal "veth setup"
 assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root || hbm_done
 
-for i in 1 2 3 4 5; do
+# probe TXTIME_NS: prints the one-way delay in us (kernel stamps), or
+# nothing if the datagram did not arrive.
+probe() {
 	inB "$HBM_TOOLS/udp_probe" recv -p 7000 -c 1 -T 3000 \
 		>"/tmp/$HBM_TEST.rx" 2>/dev/null &
 	sleep 0.2
-	sent=$(inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7000 -t 5000000 |
+	sent=$(inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7000 -t "$1" |
 	       awk '/^first_send_ns/ { print $2 }')
 	wait
 	arr=$(head -n 1 "/tmp/$HBM_TEST.rx")
-	[ -n "$arr" ] || { assert_ok "probe $i arrived" false; continue; }
-	us=$(( (arr - sent) / 1000 ))
+	[ -n "$arr" ] && echo $(( (arr - sent) / 1000 ))
+}
+
+base=$(probe 0)
+assert_lt "${base:-99999}" 5000 "without a txtime, not held (${base} us)"
+for i in 1 2 3 4 5; do
+	us=$(probe 5000000)
+	[ -n "$us" ] || { assert_ok "probe $i arrived" false; continue; }
 	assert_between "$us" 5000 6000 "probe $i: delivered 5-6 ms after send"
-	hbm_report "SO_TXTIME +5 ms: arrived after $us us"
+	hbm_report "SO_TXTIME +5 ms: arrived after $us us (no txtime: $base us)"
 done
 
 h0=$(hbm_stat drops.horizon)

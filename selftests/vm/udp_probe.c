@@ -2,20 +2,22 @@
 /*
  * udp_probe: the UDP traffic the VM tests need and iperf3 cannot make.
  *
- *   udp_probe send -d ADDR -p PORT [-c COUNT] [-s SIZE] [-t TXTIME_NS]
- *                  [-B SNDBUF] [-w HOLD_S]
- *	Send COUNT datagrams of SIZE payload bytes as fast as the socket
- *	takes them. With -t, each carries an SO_TXTIME departure of
- *	now + TXTIME_NS (CLOCK_MONOTONIC). Prints the CLOCK_MONOTONIC time
- *	of the first send in ns and how many sends succeeded. -w keeps the
- *	socket open HOLD_S seconds after sending (to inspect its memory).
+ *   udp_probe send -d ADDR -p PORT [-S SPORT] [-c COUNT] [-s SIZE]
+ *                  [-t TXTIME_NS] [-B SNDBUF] [-w HOLD_S]
+ *	Send COUNT datagrams of SIZE payload bytes from port SPORT (default
+ *	ephemeral) as fast as the socket takes them. With -t, each carries an
+ *	SO_TXTIME departure of now + TXTIME_NS (CLOCK_MONOTONIC). Prints the
+ *	CLOCK_REALTIME time in ns just before the first send and how many
+ *	sends succeeded. -w keeps the socket open HOLD_S seconds after
+ *	sending (to inspect its memory).
  *
  *   udp_probe recv -p PORT [-c COUNT] [-T TIMEOUT_MS]
- *	Print the CLOCK_MONOTONIC arrival time in ns of each datagram, one a
- *	line, until COUNT arrived or TIMEOUT_MS passed without one.
+ *	Print the kernel's receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME)
+ *	in ns of each datagram, one a line, until COUNT arrived or TIMEOUT_MS
+ *	passed without one. Kernel stamps keep the receiver's wake-up latency
+ *	out of the measurement.
  *
- * Both ends run in network namespaces of one VM, so their monotonic clocks
- * are the same clock.
+ * Both ends run in network namespaces of one VM: the same clocks.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,18 +37,18 @@
 #define SCM_TXTIME SO_TXTIME
 #endif
 
-static uint64_t hbm_now_ns(void)
+static uint64_t hbm_now_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static int hbm_usage(void)
 {
 	fprintf(stderr,
-		"usage: udp_probe send -d ADDR -p PORT [-c COUNT] [-s SIZE] [-t TXTIME_NS] [-B SNDBUF] [-w HOLD_S]\n"
+		"usage: udp_probe send -d ADDR -p PORT [-S SPORT] [-c COUNT] [-s SIZE] [-t TXTIME_NS] [-B SNDBUF] [-w HOLD_S]\n"
 		"       udp_probe recv -p PORT [-c COUNT] [-T TIMEOUT_MS]\n");
 	return 2;
 }
@@ -55,12 +57,13 @@ static int hbm_send(int argc, char **argv)
 {
 	long count = 1, size = 64, hold = 0, sndbuf = 0, sent = 0, i;
 	struct sockaddr_in dst = { .sin_family = AF_INET };
+	struct sockaddr_in src = { .sin_family = AF_INET };
 	long long txtime = -1;
 	uint64_t first = 0;
 	char buf[65536] = {};
 	int fd, opt;
 
-	while ((opt = getopt(argc, argv, "d:p:c:s:t:B:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:S:c:s:t:B:w:")) != -1) {
 		switch (opt) {
 		case 'd':
 			if (inet_pton(AF_INET, optarg, &dst.sin_addr) != 1)
@@ -68,6 +71,9 @@ static int hbm_send(int argc, char **argv)
 			break;
 		case 'p':
 			dst.sin_port = htons(atoi(optarg));
+			break;
+		case 'S':
+			src.sin_port = htons(atoi(optarg));
 			break;
 		case 'c':
 			count = atol(optarg);
@@ -96,6 +102,10 @@ static int hbm_send(int argc, char **argv)
 		perror("udp_probe: couldn't create socket");
 		return 1;
 	}
+	if (src.sin_port && bind(fd, (struct sockaddr *)&src, sizeof(src))) {
+		perror("udp_probe: couldn't bind the source port");
+		return 1;
+	}
 	if (sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf,
 				 sizeof(sndbuf))) {
 		perror("udp_probe: couldn't set SO_SNDBUFFORCE");
@@ -117,10 +127,10 @@ static int hbm_send(int argc, char **argv)
 			.msg_name = &dst, .msg_namelen = sizeof(dst),
 			.msg_iov = &iov, .msg_iovlen = 1,
 		};
-		uint64_t now = hbm_now_ns();
+		uint64_t now = hbm_now_ns(CLOCK_MONOTONIC);
 
 		if (!first)
-			first = now;
+			first = hbm_now_ns(CLOCK_REALTIME);
 		if (txtime >= 0) {
 			struct cmsghdr *cm;
 			uint64_t at = now + txtime;
@@ -152,7 +162,7 @@ static int hbm_recv(int argc, char **argv)
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 	long count = 1, timeout = 2000, got = 0;
 	char buf[65536];
-	int fd, opt;
+	int fd, opt, on = 1;
 
 	while ((opt = getopt(argc, argv, "p:c:T:")) != -1) {
 		switch (opt) {
@@ -172,20 +182,41 @@ static int hbm_recv(int argc, char **argv)
 	if (!addr.sin_port)
 		return hbm_usage();
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on))) {
 		perror("udp_probe: couldn't bind");
 		return 1;
 	}
 	/* Tell a waiting test we are bound. */
 	fprintf(stderr, "ready\n");
 	while (got < count) {
+		char control[CMSG_SPACE(sizeof(struct timespec))];
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = control,
+			.msg_controllen = sizeof(control),
+		};
 		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t at = 0;
+		struct cmsghdr *cm;
 
 		if (poll(&p, 1, timeout) <= 0)
 			break;
-		if (recv(fd, buf, sizeof(buf), 0) < 0)
+		if (recvmsg(fd, &msg, 0) < 0)
 			break;
-		printf("%llu\n", (unsigned long long)hbm_now_ns());
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			struct timespec ts;
+
+			if (cm->cmsg_level != SOL_SOCKET ||
+			    cm->cmsg_type != SCM_TIMESTAMPNS)
+				continue;
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+			at = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		}
+		if (!at)
+			at = hbm_now_ns(CLOCK_REALTIME);
+		printf("%llu\n", (unsigned long long)at);
 		fflush(stdout);
 		got++;
 	}
