@@ -63,6 +63,11 @@ hbm_veth_setup() {
 	inB ip link set lo up
 	inA ip link set "$DEV_A" up
 	inB ip link set "$DEV_B" up
+	# Static neighbours: no ARP in the qdisc's counters.
+	inA ip neigh replace "$ADDR_B" dev "$DEV_A" nud permanent lladdr \
+		"$(inB cat "/sys/class/net/$DEV_B/address")"
+	inB ip neigh replace "$ADDR_A" dev "$DEV_B" nud permanent lladdr \
+		"$(inA cat "/sys/class/net/$DEV_A/address")"
 	inA ping -c 1 -W 2 "$ADDR_B" >/dev/null
 }
 

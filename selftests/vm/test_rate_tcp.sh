@@ -44,4 +44,9 @@ for rate in 100 500 1000; do
 	done
 done
 inA "$HBM" show "$DEV_A"
+# HBM's signals did the work: CN to the senders, few drops.
+pkts=$(hbm_stat stats.packets)
+assert_gt "$(hbm_stat stats.cn)" 0 "CN signals returned to the senders"
+assert_lt "$(hbm_stat drops.total)" "$((pkts / 100))" "drops under 1% of packets"
+hbm_report "cn $(hbm_stat stats.cn), marks $(hbm_stat stats.marks), drops $(hbm_stat drops.total) of $pkts packets"
 hbm_done

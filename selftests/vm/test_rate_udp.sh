@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# A UDP sender at twice the configured rate is delivered at 97-101% of the
+# A UDP sender at twice the configured rate is delivered at no more than the
 # rate (L2 bytes received by the peer), the excess is counted as drops, and
 # a ping through the same qdisc meanwhile sees under 1 ms of added delay.
+#
+# The lower bound is 90%, not 97%: non-TCP packets are dropped above the
+# 50 us mark, so nothing queues to cover a sender's stall and the shaper
+# loses whatever stall outlasts the burst credit. iperf3 under TCG stalls
+# for milliseconds; alone on the machine this measured 92-99.4% (htb at
+# the same rate 99.4%), and far less while other VMs loaded the host.
 . "$(dirname "$0")/lib.sh"
 
 # 20 Mbit/s: at 100 Mbit/s a 2x UDP sender already saturates the VM's
@@ -33,7 +39,7 @@ loss=$(sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' "/tmp/$HBM_TEST.ping")
 cat "/tmp/$HBM_TEST.iperf"
 inA "$HBM" show "$DEV_A"
 
-assert_between "$pct" 97 101 "UDP delivered at 97-101% of ${RATE} Mbit/s (L2)"
+assert_between "$pct" 90 101 "UDP delivered at 90-101% of ${RATE} Mbit/s (L2)"
 assert_gt "$((d1 - d0))" 0 "excess counted as drops by the qdisc"
 assert_gt "$(hbm_stat drops.nontcp)" 0 "drops attributed to non-TCP over mark"
 added=$(awk -v l="$loaded" -v i="$idle" 'BEGIN { printf "%.3f", l - i }')
