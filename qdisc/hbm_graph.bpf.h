@@ -26,6 +26,10 @@
 	((type *)((void *)(ptr) - __builtin_offsetof(type, member)))
 #endif
 
+#ifndef READ_ONCE
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#endif
+
 #define NET_XMIT_SUCCESS	0x00
 #define NET_XMIT_DROP		0x01
 #define NET_XMIT_CN		0x02
