@@ -64,14 +64,21 @@ LOADER_OBJS := $(patsubst loader/%.c,$(OUTPUT)/loader/%.o,$(LOADER_SRCS))
 HOST_TESTS := $(patsubst selftests/host/%.c,$(OUTPUT)/tests/%, \
 	$(wildcard selftests/host/test_*.c))
 VM_TOOLS := $(patsubst selftests/vm/%.c,$(OUTPUT)/tools/%, \
-	$(wildcard selftests/vm/*.c))
+	$(wildcard selftests/vm/*.c)) \
+	$(patsubst bench/%.c,$(OUTPUT)/tools/%,$(filter-out %.bpf.c, \
+	$(wildcard bench/*.c)))
+BENCH_BPF := $(OUTPUT)/edt_stamp.bpf.o
 
-all: $(LOADER) $(BPF_OBJ) $(HOST_TESTS) $(VM_TOOLS)
+all: $(LOADER) $(BPF_OBJ) $(BENCH_BPF) $(HOST_TESTS) $(VM_TOOLS)
 
 $(OUTPUT) $(OUTPUT)/loader $(OUTPUT)/tests $(OUTPUT)/tools:
 	$(Q)mkdir -p $@
 
 $(BPF_OBJ): qdisc/bpf_hbm.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $@.d -c $< -o $@
+
+$(BENCH_BPF): bench/edt_stamp.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $@.d -c $< -o $@
 
@@ -97,6 +104,10 @@ $(OUTPUT)/tools/%: selftests/vm/%.c | $(OUTPUT)/tools
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(HBM_CFLAGS) $< -o $@
 
+$(OUTPUT)/tools/%: bench/%.c | $(OUTPUT)/tools
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(HBM_CFLAGS) $< -o $@
+
 test: all
 	$(Q)selftests/run.sh --kernel $(KERNEL) $(T)
 
@@ -105,6 +116,11 @@ test-host: all
 
 demo: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 600 scripts/demo.sh
+
+# QUICK=1: every arrangement once, short runs (the machinery, not numbers).
+bench: all
+	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 5000 bench/run.sh \
+		$(if $(QUICK),--quick) --out bench/results
 
 vmlinux:
 	$(Q)KERNEL=$(KERNEL) scripts/gen-vmlinux.sh
@@ -119,10 +135,11 @@ help:
 	@echo "                         host tests, then all VM tests in one boot"
 	@echo "make test-host           host tests only (no VM)"
 	@echo "make demo                boot the VM and show traffic being shaped"
+	@echo "make bench [QUICK=1]     bpf_hbm vs htb vs fq+EDT, results in bench/results/"
 	@echo "make vmlinux             regenerate vmlinux/vmlinux.h from KERNEL's BTF"
 	@echo "make clean               remove $(OUTPUT)"
 
-.PHONY: all test test-host demo vmlinux clean help
+.PHONY: all test test-host demo bench vmlinux clean help
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/loader/*.d $(OUTPUT)/tests/*.d \
 	$(OUTPUT)/tools/*.d)

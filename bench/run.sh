@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The HBM-EDT result table for bpf_hbm vs htb vs fq+EDT, side by side in one
+# VM boot (`make bench`, which runs this inside the VM).
+#
+#   bench/run.sh [--quick] [--out DIR] [--time SECONDS] [--repeat N]
+#
+# Workload, as in HBM's tables: back-to-back RPCs from A to B over a veth
+# pair, one 10 KB RPC flow plus (flows - 1) 1 MB RPC flows (bench/rpc.c,
+# per-RPC latency from the sender's first byte to the receiver's answer).
+# Arrangements: bpf_hbm; htb (one class, rate = ceil = limit); fq with
+# bench/edt_stamp.bpf.c at tc egress (HBM-EDT's aggregate clock, the seed's
+# "-edt"); and the unshaped veth, whose capacity is measured first.
+# Writes DIR/results.csv (every run), DIR/table.md (medians, min-max
+# spread) and DIR/meta.txt (command, kernel, VM, date).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+quick=0 out=$repo/bench/results T=10 R=3
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1; shift ;;
+	--out) out=$2; shift 2 ;;
+	--time) T=$2; shift 2 ;;
+	--repeat) R=$2; shift 2 ;;
+	*) echo "usage: $0 [--quick] [--out DIR] [--time S] [--repeat N]" >&2; exit 2 ;;
+	esac
+done
+if [ $quick = 1 ]; then
+	T=2 R=1
+	ARRS="hbm htb fqedt" CCS="cubic" FLOWS="2" RATES="200"
+else
+	ARRS="hbm htb fqedt" CCS="cubic dctcp" FLOWS="2 4" RATES="200 1000"
+fi
+mkdir -p "$out"
+set -- # lib.sh reads $0 only
+. "$repo/selftests/vm/lib.sh"
+NS_A=hbm-bench-a NS_B=hbm-bench-b
+STAMP=/sys/fs/bpf/hbm_bench_stamp
+
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+for m in veth sch_fq sch_htb tcp_dctcp; do modprobe -q "$m"; done
+"$HBM" load >/dev/null || exit 1
+
+le32() { printf '%02x %02x %02x %02x ' $(($1 & 255)) $((($1 >> 8) & 255)) \
+	$((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
+le64() { le32 $(($1 & 0xffffffff)); le32 $(($1 >> 32)); }
+
+# arrange ARR RATE_MBIT: shape A's egress
+arrange() {
+	local r=$(($2 * 1000000))
+	case $1 in
+	hbm)
+		inA "$HBM" attach "$DEV_A" --parent root --rate "${2}mbit" \
+			--burst "$HBM_VM_BURST" >/dev/null ;;
+	htb)
+		inA tc qdisc add dev "$DEV_A" root handle 1: htb default 1 &&
+		inA tc class add dev "$DEV_A" parent 1: classid 1:1 htb \
+			rate "${2}mbit" ceil "${2}mbit" 2>/dev/null ;;
+	fqedt)
+		rm -rf "$STAMP"
+		inA tc qdisc add dev "$DEV_A" root fq &&
+		bpftool prog load "$repo/build/edt_stamp.bpf.o" "$STAMP" \
+			type classifier pinmaps "$STAMP.maps" &&
+		# lock+pad, vq, cfg (rate burst mark drop drop_large horizon
+		# limit flow_limit large_pkt flags), counters
+		bpftool map update pinned "$STAMP.maps/hbm_stamp_state" \
+			key hex $(le32 0) value hex $(le64 0) $(le64 0) \
+			$(le64 0) $(le64 $r) $(le64 2000000) $(le64 50000) \
+			$(le64 500000) $(le64 480000) $(le64 10000000000) \
+			$(le32 10000) $(le32 100) $(le32 120) $(le32 0) \
+			$(le64 0) $(le64 0) $(le64 0) &&
+		inA bpftool net attach tcx_egress pinned "$STAMP" dev "$DEV_A" ;;
+	none) ;;
+	esac
+}
+
+# counters ARR: "packets drops ce" of the arrangement
+counters() {
+	local j
+	case $1 in
+	hbm)
+		inA "$HBM" show "$DEV_A" --json | jq -r '.devices[0] |
+			"\(.stats.packets) \(.drops.total) \(.stats.ce)"' ;;
+	htb|none)
+		inA tc -s -j qdisc show dev "$DEV_A" root |
+			jq -r '.[0] | "\(.packets // 0) \(.drops // 0) 0"' ;;
+	fqedt)
+		j=$(bpftool map dump pinned "$STAMP.maps/hbm_stamp_state" -j)
+		echo "$(echo "$j" | jq -r '.[0].value.packets') \
+$(( $(echo "$j" | jq -r '.[0].value.drops') + $(inA tc -s -j qdisc show dev "$DEV_A" root | jq -r '.[0].drops // 0') )) \
+$(echo "$j" | jq -r '.[0].value.ce')" ;;
+	esac
+}
+
+kv() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# one ARR CC FLOWS RATE REP: a run, one CSV row
+one() {
+	local arr=$1 cc=$2 flows=$3 rate=$4 rep=$5 ecn=0 i c0 c1 res
+	[ "$cc" = dctcp ] && ecn=1
+	hbm_veth_setup || return 1
+	inA sysctl -qw net.ipv4.tcp_ecn=$ecn
+	inB sysctl -qw net.ipv4.tcp_ecn=$ecn
+	arrange "$arr" "$rate" || { echo "bench: couldn't arrange $arr" >&2; hbm_cleanup; return 1; }
+	inB "$HBM_TOOLS/rpc" server -p 7300 &
+	sleep 0.3
+	c0=$(counters "$arr")
+	inA "$HBM_TOOLS/rpc" client -d "$ADDR_B" -p 7300 -s 10000 -t "$T" \
+		-c "$cc" >"/tmp/bench.0" &
+	for i in $(seq 1 $((flows - 1))); do
+		inA "$HBM_TOOLS/rpc" client -d "$ADDR_B" -p 7300 -s 1000000 \
+			-t "$T" -c "$cc" >"/tmp/bench.$i" &
+	done
+	wait $(jobs -p | tail -n "$flows")
+	c1=$(counters "$arr")
+	small=$(cat /tmp/bench.0)
+	big=$(cat /tmp/bench.[1-9] 2>/dev/null)
+	awk -v arr="$arr" -v cc="$cc" -v fl="$flows" -v rate="$rate" \
+	    -v rep="$rep" -v c0="$c0" -v c1="$c1" -v small="$small" \
+	    -v big="$big" '
+	function kv(s, k,   n, i, a, b) {
+		n = split(s, a, " ")
+		for (i = 1; i <= n; i++) { split(a[i], b, "="); if (b[1] == k) return b[2] }
+		return 0
+	}
+	BEGIN {
+		split(c0, x, " "); split(c1, y, " ")
+		pk = y[1] - x[1]; dr = y[2] - x[2]; ce = y[3] - x[3]
+		nb = split(big, lines, "\n")
+		bm = 0; b90 = 0; b99 = 0; rtt = kv(small, "srtt_us"); nr = 1
+		for (i = 1; i <= nb; i++) {
+			if (lines[i] == "") continue
+			bm += kv(lines[i], "mbps"); b90 += kv(lines[i], "p90_us")
+			b99 += kv(lines[i], "p99_us"); rtt += kv(lines[i], "srtt_us"); nr++
+		}
+		nbig = nr - 1
+		aggr = kv(small, "mbps") + bm
+		printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.3f,%.2f,%d,%.1f,%d,%d,%d,%.1f,%.2f,%.2f\n",
+			arr, cc, fl, rate, rep, aggr, 100 * aggr / rate,
+			pk + dr ? 100 * dr / (pk + dr) : 0, pk ? 100 * ce / pk : 0,
+			rtt / nr, kv(small, "mbps"), kv(small, "p50_us"),
+			kv(small, "p90_us"), kv(small, "p99_us"),
+			nbig ? bm / nbig : 0, nbig ? b90 / nbig / 1000 : 0,
+			nbig ? b99 / nbig / 1000 : 0
+	}'
+	hbm_cleanup
+	rm -rf "$STAMP" "$STAMP.maps"
+}
+
+{
+	echo "command: make bench${QUICK:+ QUICK=1} (bench/run.sh $([ $quick = 1 ] && echo --quick) --time $T --repeat $R)"
+	echo "kernel: $(uname -r)"
+	echo "vm: $(nproc) vCPUs, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo), $(grep -qw hypervisor /proc/cpuinfo && echo "QEMU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'))")"
+	echo "date: $(date -u +%FT%TZ)"
+} >"$out/meta.txt"
+
+csv=$out/results.csv
+echo "arrangement,cc,flows,limit_mbps,rep,aggr_mbps,pct_of_limit,drops_pct,ce_pct,rtt_us,rpc10k_mbps,rpc10k_p50_us,rpc10k_p90_us,rpc10k_p99_us,rpc1m_mbps,rpc1m_p90_ms,rpc1m_p99_ms" >"$csv"
+
+# Capacity first: the same workload unshaped, at the largest rate.
+for rep in $(seq 1 "$R"); do
+	one none cubic 4 "${RATES##* }" "$rep" >>"$csv"
+done
+echo "capacity (unshaped, 4 RPC flows): $(awk -F, '$1 == "none" { print $6 }' "$csv" | sort -n | tr '\n' ' ')Mbit/s" >>"$out/meta.txt"
+
+for rate in $RATES; do
+	for flows in $FLOWS; do
+		for cc in $CCS; do
+			for arr in $ARRS; do
+				for rep in $(seq 1 "$R"); do
+					one "$arr" "$cc" "$flows" "$rate" "$rep" >>"$csv"
+				done
+			done
+		done
+	done
+done
+
+"$here/table.sh" "$csv" >"$out/table.md"
+cat "$out/meta.txt" "$out/table.md"
