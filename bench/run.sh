@@ -18,7 +18,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-quick=0 out=$repo/bench/results T=10 R=3
+quick=0 out=$repo/bench/results T=8 R=3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
@@ -38,7 +38,9 @@ mkdir -p "$out"
 set -- # lib.sh reads $0 only
 . "$repo/selftests/vm/lib.sh"
 NS_A=hbm-bench-a NS_B=hbm-bench-b
+# bpffs names may not contain dots.
 STAMP=/sys/fs/bpf/hbm_bench_stamp
+STAMP_MAPS=/sys/fs/bpf/hbm_bench_maps
 
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 for m in veth sch_fq sch_htb tcp_dctcp; do modprobe -q "$m"; done
@@ -60,19 +62,21 @@ arrange() {
 		inA tc class add dev "$DEV_A" parent 1: classid 1:1 htb \
 			rate "${2}mbit" ceil "${2}mbit" 2>/dev/null ;;
 	fqedt)
-		rm -rf "$STAMP"
+		rm -rf "$STAMP" "$STAMP_MAPS"
 		inA tc qdisc add dev "$DEV_A" root fq &&
 		bpftool prog load "$repo/build/edt_stamp.bpf.o" "$STAMP" \
-			type classifier pinmaps "$STAMP.maps" &&
+			type classifier pinmaps "$STAMP_MAPS" &&
 		# lock+pad, vq, cfg (rate burst mark drop drop_large horizon
 		# limit flow_limit large_pkt flags), counters
-		bpftool map update pinned "$STAMP.maps/hbm_stamp_state" \
+		bpftool map update pinned "$STAMP_MAPS/hbm_stamp_state" \
 			key hex $(le32 0) value hex $(le64 0) $(le64 0) \
 			$(le64 0) $(le64 $r) $(le64 2000000) $(le64 50000) \
 			$(le64 500000) $(le64 480000) $(le64 10000000000) \
 			$(le32 10000) $(le32 100) $(le32 120) $(le32 0) \
 			$(le64 0) $(le64 0) $(le64 0) &&
-		inA bpftool net attach tcx_egress pinned "$STAMP" dev "$DEV_A" ;;
+		# nsenter, not ip netns exec: that hides /sys/fs/bpf.
+		nsenter --net="/run/netns/$NS_A" bpftool net attach \
+			tcx_egress pinned "$STAMP" dev "$DEV_A" ;;
 	none) ;;
 	esac
 }
@@ -88,7 +92,7 @@ counters() {
 		inA tc -s -j qdisc show dev "$DEV_A" root |
 			jq -r '.[0] | "\(.packets // 0) \(.drops // 0) 0"' ;;
 	fqedt)
-		j=$(bpftool map dump pinned "$STAMP.maps/hbm_stamp_state" -j)
+		j=$(bpftool map dump pinned "$STAMP_MAPS/hbm_stamp_state" -j)
 		echo "$(echo "$j" | jq -r '.[0].value.packets') \
 $(( $(echo "$j" | jq -r '.[0].value.drops') + $(inA tc -s -j qdisc show dev "$DEV_A" root | jq -r '.[0].drops // 0') )) \
 $(echo "$j" | jq -r '.[0].value.ce')" ;;
@@ -104,6 +108,7 @@ one() {
 	hbm_veth_setup || return 1
 	inA sysctl -qw net.ipv4.tcp_ecn=$ecn
 	inB sysctl -qw net.ipv4.tcp_ecn=$ecn
+	rm -f /tmp/bench.*
 	arrange "$arr" "$rate" || { echo "bench: couldn't arrange $arr" >&2; hbm_cleanup; return 1; }
 	inB "$HBM_TOOLS/rpc" server -p 7300 &
 	sleep 0.3
@@ -147,7 +152,7 @@ one() {
 			nbig ? b99 / nbig / 1000 : 0
 	}'
 	hbm_cleanup
-	rm -rf "$STAMP" "$STAMP.maps"
+	rm -rf "$STAMP" "$STAMP_MAPS"
 }
 
 {

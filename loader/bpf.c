@@ -7,7 +7,9 @@
  *
  * /sys/fs/bpf/bpf_hbm/link holds the struct_ops link: while it is pinned,
  * the "bpf_hbm" qdisc kind stays registered. hbm_config, hbm_classes and
- * hbm_instances are pinned next to it for bpf-hbm (and bpftool) to use.
+ * hbm_instances are pinned next to it for bpf-hbm (and bpftool) to use,
+ * and the ECN marker program hbm_mark, which attach puts on devices' tcx
+ * egress hooks through links pinned there too (marker.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -209,7 +211,11 @@ int hbm_bpf_state(enum hbm_state *state)
 	return 0;
 }
 
-/* Remove every file in the pin directory, then the directory. */
+/*
+ * Remove every file in the pin directory, then the directory. The ECN
+ * markers' links are detached first: their programs leave the devices'
+ * hooks now, not when the kernel gets around to releasing the links.
+ */
 static int hbm_pins_remove(void)
 {
 	struct dirent *e;
@@ -217,6 +223,7 @@ static int hbm_pins_remove(void)
 	DIR *d;
 
 	hbm_paths();
+	hbm_markers_sweep(true);
 	d = opendir(hbm_dir);
 	if (!d) {
 		if (errno == ENOENT)
@@ -271,7 +278,7 @@ static int hbm_load_fresh(void)
 {
 	char path[128], pinned[HBM_PIN_MAPS] = {};
 	struct bpf_link *link = NULL;
-	bool link_pinned = false;
+	bool link_pinned = false, mark_pinned = false;
 	struct bpf_hbm *skel;
 	struct bpf_map *map;
 	int i, err;
@@ -311,6 +318,13 @@ static int hbm_load_fresh(void)
 		goto out;
 	}
 	link_pinned = true;
+	hbm_pin_path(path, sizeof(path), HBM_MARK_PROG);
+	err = bpf_program__pin(skel->progs.hbm_mark, path);
+	if (err) {
+		err = hbm_err(err, "couldn't pin %s: %s", path, strerror(-err));
+		goto out;
+	}
+	mark_pinned = true;
 	for (i = 0; i < HBM_PIN_MAPS; i++) {
 		map = bpf_object__find_map_by_name(skel->obj, hbm_pin_maps[i]);
 		hbm_pin_path(path, sizeof(path), hbm_pin_maps[i]);
@@ -330,6 +344,10 @@ out:
 			if (!pinned[i])
 				continue;
 			hbm_pin_path(path, sizeof(path), hbm_pin_maps[i]);
+			unlink(path);
+		}
+		if (mark_pinned) {
+			hbm_pin_path(path, sizeof(path), HBM_MARK_PROG);
 			unlink(path);
 		}
 		if (link_pinned)
@@ -573,6 +591,26 @@ static int hbm_force_detach(const struct hbm_maps *maps,
 	return err;
 }
 
+/*
+ * The ECN markers go with the pins: devices that keep their qdiscs (other
+ * network namespaces) lose HBM_F_ECN, so that their ECN-capable senders
+ * get the qdisc's CN signals again instead of marks no one sets.
+ */
+static void hbm_ecn_off_all(const struct hbm_maps *maps,
+			    const struct hbm_dev_key *k, int n)
+{
+	struct hbm_config cfg;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(maps->config, &k[i], &cfg) ||
+		    !(cfg.flags & HBM_F_ECN))
+			continue;
+		cfg.flags &= ~HBM_F_ECN;
+		bpf_map_update_elem(maps->config, &k[i], &cfg, BPF_EXIST);
+	}
+}
+
 int hbm_cmd_unload(bool force)
 {
 	struct hbm_maps maps = HBM_MAPS_INIT;
@@ -609,6 +647,7 @@ int hbm_cmd_unload(bool force)
 			hbm_dev_list(list, sizeof(list), keys, n, own);
 			hbm_note("still used by %s; their qdiscs keep running until deleted",
 				 list);
+			hbm_ecn_off_all(&maps, keys, n);
 		}
 	}
 	hbm_maps_close(&maps);

@@ -7,6 +7,12 @@
  * its root is mq with bpf_hbm children (one per tx queue). A root qdisc
  * with handle 0 is one the kernel made (pfifo_fast, noqueue, mq, ...): the
  * device's default, which attach replaces without --replace.
+ *
+ * With ECN on (attach's default, or set --ecn on), the device also has the
+ * ECN marker on its tcx egress hook (marker.c) and HBM_F_ECN in its
+ * configuration. The flag is set only once the marker is there, and
+ * cleared before the marker goes: the qdisc treats ECN-capable senders'
+ * packets as marked only while something sets CE in them.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -74,18 +80,23 @@ static int hbm_root_get(struct hbm_nl *nl, int ifindex, struct hbm_root *r)
 
 /*
  * Delete the device's bpf_hbm root (or mq root with bpf_hbm children), so
- * the kernel puts its default qdisc back, and its hbm_config entry (@maps
- * may be NULL). *attached tells whether there was a qdisc to delete. A
- * foreign root qdisc is never touched.
+ * the kernel puts its default qdisc back, its ECN marker and its hbm_config
+ * entry (@maps may be NULL). *attached tells whether there was a qdisc to
+ * delete; the marker goes either way. A foreign root qdisc is never
+ * touched.
  */
 int hbm_dev_detach(struct hbm_nl *nl, int ifindex, const struct hbm_maps *maps,
 		   bool *attached)
 {
 	struct hbm_dev_key key = { .ifindex = ifindex };
 	struct hbm_root r;
+	bool removed;
 	int err;
 
 	*attached = false;
+	err = hbm_own_netns(&key.netns);
+	if (err)
+		return err;
 	err = hbm_root_get(nl, ifindex, &r);
 	if (err)
 		return err;
@@ -96,7 +107,10 @@ int hbm_dev_detach(struct hbm_nl *nl, int ifindex, const struct hbm_maps *maps,
 			return err;
 		*attached = true;
 	}
-	if (maps && maps->config >= 0 && !hbm_own_netns(&key.netns))
+	err = hbm_marker_detach(&key, &removed);
+	if (err)
+		return err;
+	if (maps && maps->config >= 0)
 		bpf_map_delete_elem(maps->config, &key);
 	return 0;
 }
@@ -110,6 +124,7 @@ struct hbm_attach_undo {
 	bool del_root;		/* it created the root qdisc ... */
 	__u32 root_handle;	/* ... with this handle (0: unknown) */
 	const char *root_kind;
+	bool marker;		/* it attached the ECN marker */
 };
 
 static void hbm_attach_undo(struct hbm_nl *nl, int ifindex,
@@ -117,8 +132,11 @@ static void hbm_attach_undo(struct hbm_nl *nl, int ifindex,
 			    const struct hbm_attach_undo *u)
 {
 	struct hbm_dev_key *keys = NULL;
+	bool removed;
 	int n = 1;
 
+	if (u->marker)
+		hbm_marker_detach(key, &removed);
 	if (u->del_root)
 		hbm_nl_qdisc_del(nl, ifindex, TC_H_ROOT, u->root_handle,
 				 u->root_kind);
@@ -191,9 +209,10 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	struct hbm_config cfg;
 	int ret = HBM_EXIT_FAIL;
 	int ifindex, txq, e;
+	bool ecn = a->ecn != HBM_ECN_OFF;
+	bool fresh, marked;
 	const char *kind;
 	struct hbm_root r;
-	bool fresh;
 
 	/* Everything about the options is checked before anything changes. */
 	hbm_config_default(&cfg);
@@ -247,6 +266,13 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	undo.loaded = fresh;
 	if (hbm_maps_open(&maps))
 		goto fail;
+	/* Markers of devices that are gone; ours, if stale, goes too. */
+	hbm_markers_sweep(false);
+	if (hbm_marker_present(&key, &marked))
+		goto fail;
+	/* The flag only where the marker already is: see the top. */
+	if (ecn && marked)
+		cfg.flags |= HBM_F_ECN;
 	undo.had_old = !bpf_map_lookup_elem(maps.config, &key, &undo.old);
 	e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_ANY);
 	if (e) {
@@ -265,6 +291,22 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	} else if (hbm_attach_mq(&nl, ifindex, txq, flags, &undo)) {
 		goto fail;
 	}
+
+	if (ecn && !marked) {
+		if (hbm_marker_attach(&key, &undo.marker))
+			goto fail;
+		cfg.flags |= HBM_F_ECN;
+		e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_EXIST);
+		if (e) {
+			hbm_err(e, "couldn't write its configuration: %s",
+				strerror(-e));
+			goto fail;
+		}
+	} else if (!ecn && marked) {
+		/* The flag is clear already; a failure restores both. */
+		if (hbm_marker_detach(&key, &marked))
+			goto fail;
+	}
 	ret = HBM_EXIT_OK;
 	goto out;
 fail:
@@ -277,15 +319,17 @@ out:
 	return ret;
 }
 
-int hbm_cmd_set(const char *dev, const struct hbm_opts *opts)
+int hbm_cmd_set(const char *dev, const struct hbm_opts *opts,
+		enum hbm_ecn ecn)
 {
 	struct hbm_maps maps = HBM_MAPS_INIT;
 	struct hbm_dev_key key = {};
 	int ret = HBM_EXIT_FAIL, e;
+	struct hbm_config cfg, old;
+	bool has_cls, has_cfg;
+	bool created = false, removed;
 	char err[HBM_ERRSZ];
 	struct hbm_class cls;
-	struct hbm_config cfg;
-	bool has_cls, has_cfg;
 
 	key.ifindex = if_nametoindex(dev);
 	if (!key.ifindex) {
@@ -310,10 +354,20 @@ int hbm_cmd_set(const char *dev, const struct hbm_opts *opts)
 	}
 	if (!has_cfg)
 		hbm_config_default(&cfg);
+	old = cfg;
 	if (hbm_config_apply(&cfg, opts, err, sizeof(err))) {
 		hbm_error("set", dev, "%s", err);
 		ret = HBM_EXIT_USAGE;
 		goto out;
+	}
+	/* ECN on: the marker first, then the flag; off: the other way. */
+	if (ecn == HBM_ECN_ON) {
+		hbm_markers_sweep(false);
+		if (hbm_marker_attach(&key, &created))
+			goto fail;
+		cfg.flags |= HBM_F_ECN;
+	} else if (ecn == HBM_ECN_OFF) {
+		cfg.flags &= ~HBM_F_ECN;
 	}
 	/* One update: the qdisc sees the old or the new config, never a mix. */
 	e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_ANY);
@@ -322,9 +376,19 @@ int hbm_cmd_set(const char *dev, const struct hbm_opts *opts)
 			strerror(-e));
 		goto fail;
 	}
+	if (ecn == HBM_ECN_OFF && hbm_marker_detach(&key, &removed)) {
+		/* The marker stays: so does the old configuration. */
+		if (has_cfg)
+			bpf_map_update_elem(maps.config, &key, &old, BPF_ANY);
+		else
+			bpf_map_delete_elem(maps.config, &key);
+		goto fail;
+	}
 	ret = HBM_EXIT_OK;
 	goto out;
 fail:
+	if (created)
+		hbm_marker_detach(&key, &created);
 	hbm_fail("set", dev);
 out:
 	hbm_maps_close(&maps);
@@ -349,6 +413,7 @@ int hbm_cmd_detach(const char *dev)
 	hbm_maps_open(&maps);
 	if (hbm_dev_detach(&nl, ifindex, &maps, &attached))
 		goto fail;
+	hbm_markers_sweep(false);	/* markers of devices that are gone */
 	if (!attached) {
 		hbm_error("detach", dev, "bpf_hbm not attached to %s", dev);
 		goto out;

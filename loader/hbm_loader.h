@@ -22,6 +22,7 @@
 #define HBM_KIND		"bpf_hbm"
 #define HBM_BPFFS		"/sys/fs/bpf"
 #define HBM_PIN_DIR		HBM_BPFFS "/bpf_hbm"	/* see hbm_pin_dir() */
+#define HBM_MARK_PROG		"hbm_mark"	/* the ECN marker's pin */
 
 /* Exit status: success, runtime failure, usage error. */
 enum {
@@ -71,6 +72,15 @@ int hbm_class_keys(int classes_fd, struct hbm_dev_key **keys, int *n);
 int hbm_cmd_load(void);
 int hbm_cmd_unload(bool force);
 
+/* marker.c: the ECN marker on a device's tcx egress hook */
+void hbm_marker_path(char *buf, size_t len, const struct hbm_dev_key *key);
+bool hbm_marker_name(const char *name);
+int hbm_marker_present(const struct hbm_dev_key *key, bool *present);
+bool hbm_marker_seen(const struct hbm_dev_key *key);
+int hbm_marker_attach(const struct hbm_dev_key *key, bool *created);
+int hbm_marker_detach(const struct hbm_dev_key *key, bool *removed);
+int hbm_markers_sweep(bool all);
+
 /* netlink.c: rtnetlink through libmnl */
 struct hbm_nl {
 	struct mnl_socket *sk;
@@ -111,17 +121,26 @@ enum hbm_parent {
 	HBM_PARENT_MQ,
 };
 
+/* --ecn: not given, on, off */
+enum hbm_ecn {
+	HBM_ECN_KEEP,
+	HBM_ECN_ON,
+	HBM_ECN_OFF,
+};
+
 struct hbm_attach_args {
 	const char *dev;
 	struct hbm_opts opts;
 	enum hbm_parent parent;
+	enum hbm_ecn ecn;	/* attach: KEEP means on */
 	bool replace;
 };
 
 int hbm_dev_detach(struct hbm_nl *nl, int ifindex, const struct hbm_maps *maps,
 		   bool *attached);
 int hbm_cmd_attach(const struct hbm_attach_args *args);
-int hbm_cmd_set(const char *dev, const struct hbm_opts *opts);
+int hbm_cmd_set(const char *dev, const struct hbm_opts *opts,
+		enum hbm_ecn ecn);
 int hbm_cmd_detach(const char *dev);
 
 /* show.c */

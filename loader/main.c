@@ -24,27 +24,32 @@ static const char hbm_help[] =
 "earliest departure time; when the virtual queue runs `mark` ahead of now,\n"
 "packets are counted as marked and TCP senders told to slow down (CN),\n"
 "beyond `drop` they are dropped (non-TCP packets already beyond `mark`).\n"
+"With ECN on (the default), a marker on DEV's tc egress hook sets CE in\n"
+"ECN-capable packets instead, and their senders get no CN.\n"
 "\n"
 "Commands:\n"
 "  load           load bpf_hbm and register the \"bpf_hbm\" qdisc kind (after\n"
 "                 this, `tc qdisc add dev DEV root bpf_hbm` works too)\n"
 "  unload [--force]\n"
-"                 unregister the kind and remove the pins. Refused while a\n"
+"                 unregister the kind and remove the pins (ECN markers\n"
+"                 included). Refused while a\n"
 "                 device (in any network namespace) has bpf_hbm attached;\n"
 "                 --force first detaches every device of this network\n"
 "                 namespace, as detach does; qdiscs in other namespaces keep\n"
 "                 running until deleted there\n"
-"  attach DEV [SHAPING OPTION...] [--parent root|mq] [--replace]\n"
+"  attach DEV [SHAPING OPTION...] [--ecn on|off] [--parent root|mq]\n"
+"         [--replace]\n"
 "                 attach bpf_hbm to DEV (loading it if needed), configured\n"
 "                 with the defaults below and the options given\n"
-"  set DEV SHAPING OPTION...\n"
+"  set DEV [SHAPING OPTION...] [--ecn on|off]\n"
 "                 change DEV's configuration in place: the qdisc uses the\n"
 "                 new values from the next packet on, nothing is re-attached\n"
 "  show [DEV] [--json] [--watch SECONDS]\n"
 "                 configuration and counters of each device with bpf_hbm\n"
 "                 (or DEV); --watch repeats every SECONDS until interrupted\n"
 "  detach DEV     delete DEV's bpf_hbm root (or its mq root with bpf_hbm\n"
-"                 children): the kernel restores DEV's default qdisc\n"
+"                 children) and its ECN marker: the kernel restores DEV's\n"
+"                 default qdisc\n"
 "  help           this text\n"
 "\n"
 "Shaping options (attach, set):\n"
@@ -64,6 +69,16 @@ static const char hbm_help[] =
 "  0 < flow-limit <= limit. attach starts from the defaults, set from DEV's\n"
 "  current configuration.\n"
 "\n"
+"ECN option (attach, set):\n"
+"  --ecn on|off         on (attach's default): the ECN marker (hbm_mark) runs\n"
+"                       on DEV's tcx egress hook, first of its programs, and\n"
+"                       sets CE in ECN-capable (ECT) packets while DEV's\n"
+"                       virtual queue is over `mark`; ECN-capable TCP senders\n"
+"                       then get CE instead of CN. off: no marker, every TCP\n"
+"                       sender gets CN. set switches it live; detach and\n"
+"                       unload remove the marker. Other programs on the hook\n"
+"                       are left alone\n"
+"\n"
 "Attach options:\n"
 "  --parent root        one bpf_hbm as DEV's root qdisc\n"
 "  --parent mq          an mq root with a bpf_hbm on each tx queue, sharing\n"
@@ -80,7 +95,7 @@ static const char hbm_help[] =
 "                       \"ifindex\", \"netns\", \"instances\", \"configured\",\n"
 "                       \"config\": {\"rate_bps\", \"burst_ns\", \"mark_ns\",\n"
 "                       \"drop_ns\", \"drop_large_ns\", \"limit\", \"flow_limit\",\n"
-"                       \"horizon_ns\", \"large_pkt\", \"flags\"},\n"
+"                       \"horizon_ns\", \"large_pkt\", \"flags\", \"ecn\"},\n"
 "                       \"stats\": {\"enqueued\", \"packets\", \"bytes\",\n"
 "                       \"marks\", \"cn\", \"ce\", \"guard_saves\", \"delayed\",\n"
 "                       \"drops\", \"vq_delay_ns\"}, \"drops\": {\"threshold\",\n"
@@ -103,6 +118,12 @@ static const char hbm_help[] =
 "      the struct_ops link: bpf_hbm stays loaded while it is pinned\n"
 "  " HBM_PIN_DIR "/hbm_config, hbm_classes, hbm_instances\n"
 "      its maps (configuration, per-device class and counters, instances)\n"
+"  " HBM_PIN_DIR "/" HBM_MARK_PROG "\n"
+"      the ECN marker program\n"
+"  " HBM_PIN_DIR "/mark-NETNS-IFINDEX\n"
+"      the tcx link that keeps the marker on a device (NETNS: the inode of\n"
+"      its network namespace, as in show); a device that is gone leaves a\n"
+"      stale one, which the next attach, detach or unload removes\n"
 "  load mounts bpffs on " HBM_BPFFS " if it is not there. In a mount\n"
 "  namespace without it (as under `ip netns exec`), PID 1's is used\n"
 "  (/proc/1/root" HBM_BPFFS "), so pins outlive the command.\n"
@@ -118,6 +139,7 @@ enum {
 	OPT_FORCE,
 	OPT_JSON,
 	OPT_WATCH,
+	OPT_ECN,
 };
 
 #define HBM_COMMON_OPTS						\
@@ -152,12 +174,14 @@ static const struct option hbm_opts_attach[] = {
 	HBM_SHAPE_OPTS,
 	{ "parent", required_argument, NULL, OPT_PARENT },
 	{ "replace", no_argument, NULL, OPT_REPLACE },
+	{ "ecn", required_argument, NULL, OPT_ECN },
 	{}
 };
 
 static const struct option hbm_opts_set[] = {
 	HBM_COMMON_OPTS,
 	HBM_SHAPE_OPTS,
+	{ "ecn", required_argument, NULL, OPT_ECN },
 	{}
 };
 
@@ -219,12 +243,12 @@ static int hbm_run_attach(const struct hbm_args *a)
 
 static int hbm_run_set(const struct hbm_args *a)
 {
-	if (!a->attach.opts.given) {
+	if (!a->attach.opts.given && a->attach.ecn == HBM_ECN_KEEP) {
 		hbm_error("set", a->dev,
 			  "no option given (see bpf-hbm set --help)");
 		return HBM_EXIT_USAGE;
 	}
-	return hbm_cmd_set(a->dev, &a->attach.opts);
+	return hbm_cmd_set(a->dev, &a->attach.opts, a->attach.ecn);
 }
 
 static int hbm_run_show(const struct hbm_args *a)
@@ -252,7 +276,8 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  hbm_run_load },
 	{ "unload", hbm_opts_unload, false, false,
 	  "Usage: bpf-hbm unload [-v] [--force]\n"
-	  "Unregister the \"bpf_hbm\" qdisc kind and remove the pins. Refused\n"
+	  "Unregister the \"bpf_hbm\" qdisc kind and remove the pins (and with\n"
+	  "them the ECN markers on devices' tcx egress hooks). Refused\n"
 	  "while a device has bpf_hbm attached, unless --force: then every\n"
 	  "device of this network namespace is detached first.\n",
 	  hbm_run_unload },
@@ -261,6 +286,8 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "Attach bpf_hbm to DEV, loading it if needed; the configuration is\n"
 	  "the defaults overridden by the options.\n"
 	  HBM_SHAPE_USAGE
+	  "  --ecn on|off       CE-mark ECN-capable packets over mark with a\n"
+	  "                     marker on DEV's tcx egress hook (default on)\n"
 	  "  --parent root|mq   bpf_hbm at the root, or an mq root with one\n"
 	  "                     bpf_hbm per tx queue (default: mq if DEV has\n"
 	  "                     several tx queues)\n"
@@ -270,7 +297,9 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "Usage: bpf-hbm set DEV OPTION...\n"
 	  "Change the configuration of DEV, which has bpf_hbm attached, in\n"
 	  "place; options not given keep their current values.\n"
-	  HBM_SHAPE_USAGE,
+	  HBM_SHAPE_USAGE
+	  "  --ecn on|off       add or remove the ECN marker on DEV's tcx\n"
+	  "                     egress hook (CE instead of CN for ECN senders)\n",
 	  hbm_run_set },
 	{ "show", hbm_opts_show, false, true,
 	  "Usage: bpf-hbm show [DEV] [--json] [--watch SECONDS]\n"
@@ -281,7 +310,8 @@ static const struct hbm_cmd hbm_cmds[] = {
 	{ "detach", hbm_opts_plain, true, true,
 	  "Usage: bpf-hbm detach DEV\n"
 	  "Remove bpf_hbm from DEV (its root, or its mq root with bpf_hbm\n"
-	  "children) and DEV's configuration; DEV gets its default qdisc.\n",
+	  "children), its ECN marker and DEV's configuration; DEV gets its\n"
+	  "default qdisc.\n",
 	  hbm_run_detach },
 };
 
@@ -330,6 +360,15 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 		break;
 	case OPT_REPLACE:
 		a->attach.replace = true;
+		break;
+	case OPT_ECN:
+		if (!strcmp(optarg, "on"))
+			a->attach.ecn = HBM_ECN_ON;
+		else if (!strcmp(optarg, "off"))
+			a->attach.ecn = HBM_ECN_OFF;
+		else
+			hbm_usage_err(a, "invalid ecn '%s' (on or off)",
+				      optarg);
 		break;
 	case OPT_FORCE:
 		a->force = true;

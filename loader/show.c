@@ -23,6 +23,7 @@ struct hbm_dev_stats {
 	struct hbm_class cls;
 	struct hbm_config cfg;
 	bool configured;	/* cfg from hbm_config, not the defaults */
+	bool marker;		/* the ECN marker is on its tcx egress hook */
 	__u64 qlen;		/* summed over the device's instances */
 	__u64 flows;
 	__u64 backlog;
@@ -156,6 +157,7 @@ static int hbm_collect(const struct hbm_maps *maps,
 						     &s->cfg);
 		if (!s->configured)
 			hbm_config_default(&s->cfg);
+		s->marker = hbm_marker_seen(&s->key);
 		cnt++;
 	}
 	err = hbm_sum_instances(maps, st, cnt);
@@ -207,10 +209,11 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		printf(",\"ifindex\":%u,\"netns\":%u,\"instances\":%u,\"configured\":%s",
 		       st[i].key.ifindex, st[i].key.netns, k->instances,
 		       st[i].configured ? "true" : "false");
-		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u}",
+		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u,\"ecn\":%s}",
 		       c->rate_bps, c->burst_ns, c->mark_ns, c->drop_ns,
 		       c->drop_large_ns, c->limit, c->flow_limit,
-		       c->horizon_ns, c->large_pkt, c->flags);
+		       c->horizon_ns, c->large_pkt, c->flags,
+		       c->flags & HBM_F_ECN ? "true" : "false");
 		printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"delayed\":%llu,\"drops\":%llu,\"vq_delay_ns\":%lld}",
 		       k->enqueued, k->packets, k->bytes, k->marks, k->cn,
 		       k->ce, k->guard_saves, k->delayed, hbm_total_drops(k),
@@ -261,6 +264,9 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		HBM_KV("flow-limit", "%u", c->flow_limit);
 		hbm_fmt_time(a, sizeof(a), c->horizon_ns);
 		HBM_KV("horizon", "%s", a);
+		HBM_KV("ecn", "%s", !(c->flags & HBM_F_ECN) ? "off" :
+		       st[i].marker || st[i].key.netns != hbm_own ? "on" :
+		       "on, but no marker on the tcx egress hook (bpf-hbm set DEV --ecn on)");
 		HBM_KV("enqueued", "%llu", k->enqueued);
 		HBM_KV("packets", "%llu", k->packets);
 		HBM_KV("bytes", "%llu", k->bytes);

@@ -176,7 +176,7 @@ bad_inputs() {
 	bad_attach 2 "drop-large threshold (600us) must not exceed drop threshold (500us)" "$DEV_A" --drop-large 600us
 	bad_attach 2 "burst must be positive" "$DEV_A" --burst 0
 	bad_attach 2 "invalid burst '1parsec'" "$DEV_A" --burst 1parsec
-	bad_attach 2 "horizon 2h out of range (at most 3600s)" "$DEV_A" --horizon 2h
+	bad_attach 2 "horizon 3601s out of range (at most 3600s)" "$DEV_A" --horizon 3601s
 	bad_attach 2 "limit must be positive" "$DEV_A" --limit 0
 	bad_attach 2 "flow-limit must be positive" "$DEV_A" --flow-limit 0
 	bad_attach 2 "invalid limit '-1'" "$DEV_A" --limit -1
@@ -218,8 +218,8 @@ bad_inputs() {
 	expect 2 "bpf-hbm: couldn't show bpf_hbm: invalid interval '0' (whole seconds, at least 1)" "show --watch 0"
 	hbm_run inA "$HBM" load "$DEV_A"
 	expect 2 "bpf-hbm: couldn't load bpf_hbm: unexpected argument '$DEV_A'" "load takes no DEV"
-	hbm_run inA "$HBM" unload --forc
-	expect 2 "bpf-hbm: couldn't unload bpf_hbm: unrecognized option '--forc'" "unload --forc"
+	hbm_run inA "$HBM" unload --forced
+	expect 2 "bpf-hbm: couldn't unload bpf_hbm: unrecognized option '--forced'" "unload --forced"
 	no_trace "bad set/detach/show/load/unload input"
 }
 bad_inputs
@@ -253,7 +253,7 @@ no_trace "detach with fq at the root" "$DEV_A" "$QD_FQ"
 # tc monitor sees what the kernel did: with an atomic swap, fq is deleted
 # and bpf_hbm created in one graft, the device never falls back to its
 # default (noqueue) in between, which a delete-then-add would show.
-inA tc monitor >"/tmp/$HBM_TEST.mon" 2>&1 &
+ip netns exec "$NS_A" tc monitor >"/tmp/$HBM_TEST.mon" 2>&1 &
 mon=$!
 sleep 0.5
 hbm_run inA "$HBM" attach "$DEV_A" --replace --rate 50mbit
@@ -310,7 +310,8 @@ assert_str "$(jq -r '"\(.rate_bps) \(.mark_ns)"' <<<"$c")" "70000000 50000" "att
 
 hbm_run inA "$HBM" show --json
 assert_eq "$rc" 0 "show --json exits 0"
-assert_ok "show --json is JSON" jq -e . <<<"$out" >/dev/null
+is_json() { jq -e . <<<"$1" >/dev/null; }
+assert_ok "show --json is JSON" is_json "$out"
 j=$(jq -c '[.devices[] | {dev, configured, instances, rate: .config.rate_bps, ifindex}]' <<<"$out")
 assert_str "$j" "[{\"dev\":\"$DEV_A\",\"configured\":true,\"instances\":1,\"rate\":70000000,\"ifindex\":$IFX_A}]" "show --json: $DEV_A at 70mbit"
 hbm_run inA "$HBM" show "$DEV_A"
