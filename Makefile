@@ -120,7 +120,7 @@ demo: all
 # QUICK=1: every arrangement once, short runs (the machinery, not numbers).
 bench: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 5000 bench/run.sh \
-		$(if $(QUICK),--quick) --out bench/results
+		$(if $(QUICK),--quick --out $(OUTPUT)/bench-quick,--out bench/results)
 
 vmlinux:
 	$(Q)KERNEL=$(KERNEL) scripts/gen-vmlinux.sh
