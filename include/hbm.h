@@ -68,6 +68,19 @@ struct hbm_config {
 	__u32 flags;		/* HBM_F_* */
 };
 
+/* The configuration of a device nobody configured. */
+#define HBM_CONFIG_DEFAULT {					\
+	.rate_bps = HBM_DEF_RATE_BPS,				\
+	.burst_ns = HBM_DEF_BURST_NS,				\
+	.mark_ns = HBM_DEF_MARK_NS,				\
+	.drop_ns = HBM_DEF_DROP_NS,				\
+	.drop_large_ns = HBM_DEF_DROP_LARGE_NS,			\
+	.horizon_ns = HBM_DEF_HORIZON_NS,			\
+	.limit = HBM_DEF_LIMIT,					\
+	.flow_limit = HBM_DEF_FLOW_LIMIT,			\
+	.large_pkt = HBM_DEF_LARGE_PKT,				\
+}
+
 enum hbm_drop_reason {
 	HBM_DROP_THRESH,	/* virtual-queue delay over the drop threshold */
 	HBM_DROP_NONTCP,	/* non-TCP packet over the mark threshold */

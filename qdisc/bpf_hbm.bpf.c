@@ -61,17 +61,7 @@ char _license[] SEC("license") = "GPL";
 #define HBM_DRAIN_MAX		(1 << 23)
 
 /* Load-time constants: the defaults an unconfigured device gets. */
-const volatile struct hbm_config hbm_defaults = {
-	.rate_bps = HBM_DEF_RATE_BPS,
-	.burst_ns = HBM_DEF_BURST_NS,
-	.mark_ns = HBM_DEF_MARK_NS,
-	.drop_ns = HBM_DEF_DROP_NS,
-	.drop_large_ns = HBM_DEF_DROP_LARGE_NS,
-	.horizon_ns = HBM_DEF_HORIZON_NS,
-	.limit = HBM_DEF_LIMIT,
-	.flow_limit = HBM_DEF_FLOW_LIMIT,
-	.large_pkt = HBM_DEF_LARGE_PKT,
-};
+const volatile struct hbm_config hbm_defaults = HBM_CONFIG_DEFAULT;
 const volatile __u64 hbm_timer_slack_ns = HBM_DEF_SLACK_NS;
 
 struct hbm_skb_node {

@@ -7,17 +7,7 @@
 #include "../hbm_test.h"
 #include "hbm_edt.h"
 
-static const struct hbm_config def_cfg = {
-	.rate_bps = HBM_DEF_RATE_BPS,
-	.burst_ns = HBM_DEF_BURST_NS,
-	.mark_ns = HBM_DEF_MARK_NS,
-	.drop_ns = HBM_DEF_DROP_NS,
-	.drop_large_ns = HBM_DEF_DROP_LARGE_NS,
-	.horizon_ns = HBM_DEF_HORIZON_NS,
-	.limit = HBM_DEF_LIMIT,
-	.flow_limit = HBM_DEF_FLOW_LIMIT,
-	.large_pkt = HBM_DEF_LARGE_PKT,
-};
+static const struct hbm_config def_cfg = HBM_CONFIG_DEFAULT;
 
 /* 1500 bytes at 1 Gbit/s take 12 us; the clock starts from now - burst. */
 static void test_charge_basic(void)
