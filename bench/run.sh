@@ -18,7 +18,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-quick=0 out=$repo/bench/results T=8 R=3
+quick=0 out=$repo/bench/results T=6 R=3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
@@ -93,9 +93,9 @@ counters() {
 			jq -r '.[0] | "\(.packets // 0) \(.drops // 0) 0"' ;;
 	fqedt)
 		j=$(bpftool map dump pinned "$STAMP_MAPS/hbm_stamp_state" -j)
-		echo "$(echo "$j" | jq -r '.[0].value.packets') \
-$(( $(echo "$j" | jq -r '.[0].value.drops') + $(inA tc -s -j qdisc show dev "$DEV_A" root | jq -r '.[0].drops // 0') )) \
-$(echo "$j" | jq -r '.[0].value.ce')" ;;
+		echo "$(echo "$j" | jq -r '.[0].formatted.value.packets') \
+$(( $(echo "$j" | jq -r '.[0].formatted.value.drops') + $(inA tc -s -j qdisc show dev "$DEV_A" root | jq -r '.[0].drops // 0') )) \
+$(echo "$j" | jq -r '.[0].formatted.value.ce')" ;;
 	esac
 }
 
@@ -121,6 +121,10 @@ one() {
 	done
 	wait $(jobs -p | tail -n "$flows")
 	c1=$(counters "$arr")
+	if ! [[ "$c0 $c1" =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+		echo "bench: bad counters from $arr: '$c0' -> '$c1'" >&2
+		errors=$((errors + 1))
+	fi
 	small=$(cat /tmp/bench.0)
 	big=$(cat /tmp/bench.[1-9] 2>/dev/null)
 	awk -v arr="$arr" -v cc="$cc" -v fl="$flows" -v rate="$rate" \
@@ -162,6 +166,7 @@ one() {
 	echo "date: $(date -u +%FT%TZ)"
 } >"$out/meta.txt"
 
+errors=0
 csv=$out/results.csv
 echo "arrangement,cc,flows,limit_mbps,rep,aggr_mbps,pct_of_limit,drops_pct,ce_pct,rtt_us,rpc10k_mbps,rpc10k_p50_us,rpc10k_p90_us,rpc10k_p99_us,rpc1m_mbps,rpc1m_p90_ms,rpc1m_p99_ms" >"$csv"
 
@@ -185,3 +190,4 @@ done
 
 "$here/table.sh" "$csv" >"$out/table.md"
 cat "$out/meta.txt" "$out/table.md"
+[ "$errors" = 0 ] || { echo "bench: $errors runs had errors" >&2; exit 1; }
