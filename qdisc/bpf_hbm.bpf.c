@@ -50,7 +50,8 @@ char _license[] SEC("license") = "GPL";
 #define AF_INET			2
 #define AF_INET6		10
 #define IPPROTO_TCP		6
-#define TCP_ECN_OK		1
+#define TCP_ECN_OK		1	/* RFC 3168 ECN; TCP_ECN_MODE_RFC3168 since 6.18 */
+#define TCP_ECN_MODE_ACCECN	16	/* AccECN (6.18+; unused bit before) */
 #define TCP_TIME_WAIT		6
 #define TCP_NEW_SYN_RECV	12
 
@@ -201,7 +202,8 @@ static __always_inline void hbm_sender_of(struct sk_buff *skb,
 	tp = bpf_core_cast(sk, struct tcp_sock);
 	pkt->is_tcp = 1;
 	pkt->packets_out = tp->packets_out;
-	pkt->ecn = (flags & HBM_F_ECN) && (tp->ecn_flags & TCP_ECN_OK);
+	pkt->ecn = (flags & HBM_F_ECN) &&
+		   (tp->ecn_flags & (TCP_ECN_OK | TCP_ECN_MODE_ACCECN));
 }
 
 static __always_inline void hbm_count_drop(struct hbm_class *cls,

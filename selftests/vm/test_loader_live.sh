@@ -2,15 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The loader's commands on a device carrying traffic, as a user sees them:
-# (a) after `bpf-hbm load`, a plain `tc qdisc add ... bpf_hbm` shapes to
-#     the default 1 Gbit/s (bpf-hbm show reports the default config, and a
-#     sender that exceeds 1 Gbit/s unshaped is held to it);
+# (a) after `bpf-hbm load`, a plain `tc qdisc add ... bpf_hbm` under a
+#     running sender shapes to the default 1 Gbit/s (bpf-hbm show reports
+#     the default config, and a sender that exceeds 1 Gbit/s unshaped is
+#     held to it);
 # (b) `bpf-hbm set --rate` on a TCP transfer changes the rate the peer
 #     receives within a second, without re-attaching, without a burst of
 #     drops and without breaking the connection;
-# (c) `bpf-hbm detach` under 4 full TCP flows restores noqueue, traffic
-#     keeps flowing, and every skb the qdisc held is freed (skbuff slab
-#     back to its baseline).
+# (c) `bpf-hbm detach` under 4 full TCP flows, with a thousand skbs
+#     queued, restores noqueue, traffic keeps flowing, and every skb the
+#     qdisc held is freed (skbuff slab back to its baseline).
 . "$(dirname "$0")/lib.sh"
 
 PIN=/sys/fs/bpf/bpf_hbm
@@ -18,35 +19,80 @@ loaded_before=0
 [ -e "$PIN/link" ] && loaded_before=1
 
 slab_skbs() { awk '$1 == "skbuff_head_cache" { print $2 }' /proc/slabinfo; }
-root_kind() { inA tc -j qdisc show dev "$DEV_A" root | jq -r '.[0].kind'; }
 root_handle() { inA tc -j qdisc show dev "$DEV_A" root | jq -r '.[0].handle'; }
 pct() { awk -v g="$1" -v r="$2" 'BEGIN { printf "%.1f", 100 * g / r }'; }
 
-# load_rate PORT IPERF3-ARGS...: the L2 rate (Mbit/s) B receives over 2 s
-# in the middle of a 5 s iperf3 from A.
-load_rate() {
-	local port=$1 pid
+# Under TCG, and more so beside another VM, starting a process takes from
+# a fraction of a second to seconds: the steps below wait for what they
+# need rather than sleeping a fixed time.
+
+# serve PORT: a one-shot iperf3 server on B, listening when this returns.
+serve() {
+	local i
+
+	inB iperf3 -s -1 -D -p "$1" >/dev/null 2>&1
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ -n "$(inB ss -Hltn "sport = :$1")" ] && return 0
+		sleep 0.2
+	done
+	echo "iperf3 server on port $1 not listening"
+	return 1
+}
+
+# flowing: wait (10 s at most) until B receives over 4 Mbit/s.
+flowing() {
+	inB bash -c 'f=/sys/class/net/$1/statistics/rx_bytes
+		for i in {1..50}; do
+			read -r a <"$f"; sleep 0.2; read -r b <"$f"
+			[ $((b - a)) -gt 100000 ] && exit 0
+		done
+		exit 1' bash "$DEV_B"
+}
+
+# rates PORT IPERF3-ARGS...: one iperf3 from A; prints the L2 rate
+# (Mbit/s) B receives over 2 s with A's default root qdisc, then over 2 s
+# from 0.5 s after a `tc qdisc add root bpf_hbm` made here, mid-transfer,
+# and that tc's exit status.
+rates() {
+	local port=$1 pid un=0 sh=0 add=-1
 
 	shift
-	inB iperf3 -s -1 -D -p "$port" >/dev/null 2>&1
-	sleep 0.3
-	inA iperf3 -c "$ADDR_B" -p "$port" -t 5 "$@" >/dev/null 2>&1 &
+	serve "$port" >&2
+	# Not through inA: $! must be iperf3 itself, for the SIGINT below.
+	ip netns exec "$NS_A" iperf3 -c "$ADDR_B" -p "$port" -t 30 "$@" \
+		>/dev/null 2>&1 &
 	pid=$!
-	sleep 1.5
-	hbm_rx_rate 2
+	if flowing; then
+		sleep 0.5
+		un=$(hbm_rx_rate 2)
+		inA tc qdisc add dev "$DEV_A" root bpf_hbm
+		add=$?
+		sleep 0.5
+		sh=$(hbm_rx_rate 2)
+	fi
+	kill -INT "$pid" 2>/dev/null
 	wait "$pid"
+	echo "$un $sh $add"
 }
+
+section() { echo "== $* (at ${SECONDS}s)"; }
 
 hbm_veth_setup || hbm_fatal "veth setup"
 inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
 
-## (a) tc qdisc add after bpf-hbm load: the default 1 Gbit/s.
-udp_un=$(load_rate 5301 -u -b 2G -l 1472)
-tcp_un=$(load_rate 5302 -P 2)
+section "(a)"
+## (a) tc qdisc add after bpf-hbm load: the default 1 Gbit/s. A UDP
+## sender (2 Gbit/s offered) and 2 TCP flows, each measured unshaped, then
+## with bpf_hbm added under it. Only a sender that beats 1 Gbit/s unshaped
+## can show the shaper at work (TCG often cannot): its shaped rate must
+## be at most 101% of 1 Gbit/s. Either way bpf-hbm show must report the
+## defaults (1 Gbit/s) for the qdisc tc added.
 hbm_load
-assert_ok "tc qdisc add root bpf_hbm" inA tc qdisc add dev "$DEV_A" root bpf_hbm
-udp_sh=$(load_rate 5303 -u -b 2G -l 1472)
-tcp_sh=$(load_rate 5304 -P 2)
+read -r udp_un udp_sh udp_add <<<"$(rates 5301 -u -b 2G -l 1472)"
+assert_eq "$udp_add" 0 "tc qdisc add root bpf_hbm under UDP"
+inA tc qdisc del dev "$DEV_A" root
+read -r tcp_un tcp_sh tcp_add <<<"$(rates 5302 -P 2)"
+assert_eq "$tcp_add" 0 "tc qdisc add root bpf_hbm under TCP"
 inA "$HBM" show "$DEV_A"
 j=$(inA "$HBM" show "$DEV_A" --json |
     jq -c '.devices[0] | {configured, instances, rate: .config.rate_bps}')
@@ -57,7 +103,6 @@ held=0
 for s in "UDP 2G:$udp_un:$udp_sh" "TCP x2:$tcp_un:$tcp_sh"; do
 	IFS=: read -r what un sh <<<"$s"
 	hbm_report "(a) $what: unshaped $un Mbit/s, default bpf_hbm $sh Mbit/s (L2)"
-	# Only a sender that beats 1 Gbit/s unshaped can show the shaper.
 	if awk -v u="$un" 'BEGIN { exit !(u > 1050) }'; then
 		assert_le "$sh" 1010 "$what: at most 101% of 1 Gbit/s (unshaped $un)"
 		held=1
@@ -66,94 +111,135 @@ done
 [ "$held" = 1 ] || hbm_report "(a) no sender beat 1 Gbit/s unshaped in this VM: checked the default config only"
 assert_ok "tc qdisc del" inA tc qdisc del dev "$DEV_A" root
 
-## (b) set --rate mid-transfer: one TCP flow at 20 Mbit/s, set to 10 after
-## 3 s. The L2 rate B receives in the second before the set is 90-110% of
-## 20, and in the second starting 1 s after it 90-110% of 10. Drops: the
-## threshold drops in the second right after the set (when the sender's
-## window, sized for 20, meets the new 10) are at most 3x those of the
-## second before it, or 1% of the packets 10 Mbit/s carries in a second
-## (8), whichever is larger: the sender is slowed by CN, not by losses.
-thr() { inA "$HBM" show "$DEV_A" --json | jq '.devices[0].drops.threshold'; }
+section "(b)"
+## (b) set --rate mid-transfer: one TCP flow at 20 Mbit/s, set to 10 once
+## it has run for ~5 s. The L2 rate B receives over the second after the
+## first one that follows the set is 90-110% of 10; the first second must
+## already be under 125% of 10, and the 2 s before the set 85-110% of 20.
+## The thresholds are sized for these rates and the emulator, as the
+## burst is for TCG: HBM's defaults (mark 50 us, drop 480 us for large
+## packets) are less than one 1514-byte frame's time at 20 Mbit/s
+## (605 us), so every packet queued behind another brings CN or a drop;
+## with the emulator's timer jitter (milliseconds, more when the host is
+## busy) one flow then gets 60-90% of the rate. With mark 10 ms and drop
+## 50 ms TCP keeps a few packets queued and is held at the rate by CN.
+## Drops: the threshold drops from the set until ~1.5 s after it (when the
+## sender's window, sized for 20, meets the new 10), per second, are at
+## most 3x those of the window just before the set, or 8/s (1% of the
+## ~825 packets/s 10 Mbit/s carries), whichever is larger: the change
+## costs no burst of losses. The windows are the time between reads of the
+## counters, seconds apart under TCG, so both are taken as rates.
+thr() { # THR: threshold drops, THR_T: when they were read
+	local j
+
+	j=$(inA "$HBM" show "$DEV_A" --json)
+	THR_T=$EPOCHREALTIME
+	THR=-1
+	[[ $j =~ \"threshold\":([0-9]+) ]] && THR=${BASH_REMATCH[1]}
+}
 assert_ok "attach --rate 20mbit" inA "$HBM" attach "$DEV_A" --parent root \
-	--rate 20mbit --burst "$HBM_VM_BURST" || hbm_done
+	--rate 20mbit --burst "$HBM_VM_BURST" --mark 10ms --drop 50ms || hbm_done
 h0=$(root_handle)
-inB iperf3 -s -1 -D -p 5305 >/dev/null 2>&1
-sleep 0.3
-inA iperf3 -c "$ADDR_B" -p 5305 -t 8 -J >"/tmp/$HBM_TEST.b.json" 2>&1 &
+serve 5305
+# Long enough for the slowest VM; stopped once measured.
+ip netns exec "$NS_A" iperf3 -c "$ADDR_B" -p 5305 -t 60 \
+	>"/tmp/$HBM_TEST.b" 2>&1 &
 ipb=$!
+flowing
 sleep 2
-d0=$(thr)
-r20=$(hbm_rx_rate 1)
-d1=$(thr)
+thr; d0=$THR t0=$THR_T
+r20=$(hbm_rx_rate 2)
+thr; d1=$THR t1=$THR_T
 inA "$HBM" set "$DEV_A" --rate 10mbit
 set_rc=$?
 r_first=$(hbm_rx_rate 1)
-d2=$(thr)
+thr; d2=$THR t2=$THR_T
 r10=$(hbm_rx_rate 1)
-d3=$(thr)
+kill -0 "$ipb" 2>/dev/null
+alive=$?
+kill -INT "$ipb" 2>/dev/null
 wait "$ipb"
-ipb_rc=$?
-inA "$HBM" show "$DEV_A"
-assert_eq "$set_rc" 0 "set --rate 10mbit"
-assert_between "$(pct "$r20" 20)" 90 110 "before the set: $r20 Mbit/s, 90-110% of 20"
-assert_between "$(pct "$r10" 10)" 90 110 "1-2 s after the set: $r10 Mbit/s, 90-110% of 10"
-assert_le "$(pct "$r_first" 10)" 125 "0-1 s after the set: $r_first Mbit/s, already near 10"
-before=$((d1 - d0))
-after=$((d2 - d1))
-bound=$((3 * before > 8 ? 3 * before : 8))
-assert_le "$after" "$bound" "threshold drops, 1 s after the set: $after (1 s before: $before)"
 h1=$(root_handle)
+inA "$HBM" show "$DEV_A"
+tail -n 4 "/tmp/$HBM_TEST.b"
+assert_eq "$set_rc" 0 "set --rate 10mbit"
+assert_between "$(pct "$r20" 20)" 85 110 "before the set: $r20 Mbit/s, 85-110% of 20"
+assert_le "$(pct "$r_first" 10)" 125 "first second after the set: $r_first Mbit/s, under 125% of 10"
+assert_between "$(pct "$r10" 10)" 90 110 "next second: $r10 Mbit/s, 90-110% of 10"
+rates=$(awk -v a="$((d1 - d0))" -v b="$((d2 - d1))" -v t0="$t0" -v t1="$t1" \
+	-v t2="$t2" 'BEGIN { printf "%.2f %.2f %.1f %.1f", a / (t1 - t0),
+		b / (t2 - t1), t1 - t0, t2 - t1 }')
+read -r before after w0 w1 <<<"$rates"
+bound=$(awk -v b="$before" 'BEGIN { print (3 * b > 8 ? 3 * b : 8) }')
+assert_le "$after" "$bound" "threshold drops/s after the set: $after ($((d2 - d1)) in ${w1}s; before $before/s, $((d1 - d0)) in ${w0}s)"
 assert_ok "set did not re-attach (handle $h0 -> $h1)" test "$h1" = "$h0"
-assert_eq "$ipb_rc" 0 "the TCP transfer completed"
-rtx=$(jq -r '.end.sum_sent.retransmits // "?"' "/tmp/$HBM_TEST.b.json")
-hbm_report "(b) 20 -> 10 Mbit/s: before $r20, first second $r_first, next second $r10 Mbit/s; threshold drops $before before, $after after, $((d3 - d2)) the second after; $rtx retransmits"
+assert_eq "$alive" 0 "the TCP connection survived the set"
+hbm_report "(b) 20 -> 10 Mbit/s: before $r20, first second $r_first, next second $r10 Mbit/s; threshold drops $before/s before, $after/s after"
 assert_ok "detach" inA "$HBM" detach "$DEV_A"
 
-## (c) detach under load: 4 TCP flows at 100 Mbit/s. Thresholds are
-## relaxed (mark 10 ms, drop 50 ms) so a standing queue of skbs sits in
-## bpf_hbm when it is detached.
+section "(c)"
+## (c) detach under load: 4 TCP flows (200 Mbit/s) at 100, and 1000 UDP
+## datagrams that ask (SO_TXTIME) to leave 20 s later. TCP small queues
+## keep only a couple of skbs per flow in a qdisc, too few for the slab to
+## show; the datagrams wait in bpf_hbm (thresholds, horizon and flow limit
+## out of their way) as del_frees has them, so that when bpf_hbm is
+## detached under the flows a thousand skbs must be freed: the skbuff slab
+## then returns to within 100 of its baseline.
 RATE=100
 assert_ok "attach --rate ${RATE}mbit" inA "$HBM" attach "$DEV_A" \
 	--parent root --rate "${RATE}mbit" --burst "$HBM_VM_BURST" \
-	--mark 10ms --drop 50ms --drop-large 50ms || hbm_done
+	--mark 1s --drop 2s --drop-large 2s --horizon 60s --flow-limit 2000 ||
+	hbm_done
+IFX_A=$(inA cat "/sys/class/net/$DEV_A/ifindex")
+NETNS_A=$(inA stat -L -c %i /proc/self/ns/net)
 sleep 0.5
 base=$(slab_skbs)
-inB iperf3 -s -1 -D -p 5306 >/dev/null 2>&1
-sleep 0.3
-inA iperf3 -c "$ADDR_B" -p 5306 -P 4 -t 6 -i 1 -J >"/tmp/$HBM_TEST.c.json" 2>&1 &
+serve 5306
+# 4 x 50 Mbit/s: twice the rate, and after the detach not so much that
+# the VM's CPUs can do nothing else.
+ip netns exec "$NS_A" iperf3 -c "$ADDR_B" -p 5306 -P 4 -b 50M -t 60 \
+	>"/tmp/$HBM_TEST.c" 2>&1 &
 ipc=$!
-sleep 2.5
+flowing
+sleep 1
+inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7100 -c 1000 -s 1400 \
+	-t 20000000000 -B 8000000 >/dev/null
 shaped=$(hbm_rx_rate 1)
-q=$(hbm_qdisc qlen)
-backlog=$(hbm_qdisc backlog)
+st=$(inA tc -s -j qdisc show dev "$DEV_A" root)
+[[ $st =~ \"qlen\":([0-9]+) ]] && q=${BASH_REMATCH[1]} || q=0
 full=$(slab_skbs)
 out=$(inA "$HBM" detach "$DEV_A" 2>&1)
 det_rc=$?
-kind=$(root_kind)
+kind=$(inA tc -j qdisc show dev "$DEV_A" root)
+[[ $kind =~ \"kind\":\"([a-z_]+)\" ]] && kind=${BASH_REMATCH[1]}
 unshaped=$(hbm_rx_rate 1)
 inA ping -c 3 -i 0.2 -W 2 -q "$ADDR_B" >"/tmp/$HBM_TEST.ping" 2>&1
 ping_rc=$?
+kill -0 "$ipc" 2>/dev/null
+alive=$?
+kill -INT "$ipc" 2>/dev/null
 wait "$ipc"
-ipc_rc=$?
 sleep 1
 after=$(slab_skbs)
+tail -n 4 "/tmp/$HBM_TEST.c"
 assert_ok "detach under load: exit $det_rc, silent ('$out')" test "$det_rc" = 0 -a -z "$out"
-assert_gt "$q" 0 "packets were queued in bpf_hbm at detach ($q, ${backlog} bytes)"
+assert_ge "$q" 1000 "the datagrams (and TCP's skbs) were queued in bpf_hbm ($q)"
+assert_ge "$full" "$((base + 500))" "the slab held them ($base -> $full)"
 assert_ok "root is noqueue again ($kind)" test "$kind" = noqueue
-assert_gt "$unshaped" 0 "traffic flows after detach ($unshaped Mbit/s)"
+assert_gt "$unshaped" "$((RATE * 11 / 10))" "traffic flows, unshaped, after detach ($unshaped Mbit/s, shaped $shaped)"
 assert_eq "$ping_rc" 0 "ping works after detach"
-assert_eq "$ipc_rc" 0 "the running transfer completed"
-last=$(jq -r '.intervals[-1].sum.bytes // 0' "/tmp/$HBM_TEST.c.json")
-assert_gt "$last" 0 "the transfer's last second carried data ($last bytes)"
+assert_eq "$alive" 0 "the running transfer survived the detach"
 assert_le "$after" "$((base + 100))" "skbuff slab back to baseline ($base -> $full at detach -> $after)"
-g=$(hbm_iperf 2)
-assert_gt "$g" 0 "a new transfer works ($g Mbit/s)"
 r=$(inA "$HBM" show "$DEV_A" 2>&1)
 assert_ok "show: no longer attached ($r)" test \
 	"$r" = "bpf-hbm: couldn't show $DEV_A: bpf_hbm not attached to $DEV_A"
-hbm_report "(c) ${RATE} Mbit/s x4: $shaped Mbit/s shaped, qlen $q ($backlog bytes) at detach, then $unshaped Mbit/s; slab $base -> $full -> $after"
+dump=$(bpftool -j map dump pinned "$PIN/hbm_instances")
+assert_ok "no instance of $DEV_A left in hbm_instances" test \
+	"${dump/\"ifindex\":$IFX_A,\"netns\":$NETNS_A,/}" = "$dump"
+hbm_report "(c) ${RATE} Mbit/s, 4 x 50 Mbit/s offered: $shaped Mbit/s shaped, qlen $q before detach, then $unshaped Mbit/s; slab $base -> $full -> $after"
 
 if [ "$loaded_before" = 0 ]; then
 	assert_ok "unload what this test loaded" "$HBM" unload
 fi
+hbm_report "$SECONDS s"
 hbm_done
