@@ -27,16 +27,7 @@ const char *hbm_opt_name(enum hbm_opt opt)
 
 void hbm_config_default(struct hbm_config *cfg)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->rate_bps = HBM_DEF_RATE_BPS;
-	cfg->burst_ns = HBM_DEF_BURST_NS;
-	cfg->mark_ns = HBM_DEF_MARK_NS;
-	cfg->drop_ns = HBM_DEF_DROP_NS;
-	cfg->drop_large_ns = HBM_DEF_DROP_LARGE_NS;
-	cfg->horizon_ns = HBM_DEF_HORIZON_NS;
-	cfg->limit = HBM_DEF_LIMIT;
-	cfg->flow_limit = HBM_DEF_FLOW_LIMIT;
-	cfg->large_pkt = HBM_DEF_LARGE_PKT;
+	*cfg = (struct hbm_config)HBM_CONFIG_DEFAULT;
 }
 
 static int __attribute__((format(printf, 3, 4)))
