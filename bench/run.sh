@@ -11,9 +11,15 @@
 # per-RPC latency from the sender's first byte to the receiver's answer).
 # Arrangements: bpf_hbm; htb (one class, rate = ceil = limit); fq with
 # bench/edt_stamp.bpf.c at tc egress (HBM-EDT's aggregate clock, the seed's
-# "-edt"); and the unshaped veth, whose capacity is measured first.
-# Writes DIR/results.csv (every run), DIR/table.md (medians, min-max
-# spread) and DIR/meta.txt (command, kernel, VM, date).
+# "-edt"); and the unshaped veth, whose capacity is measured first. The
+# repeats of a configuration alternate between arrangements, so that what
+# else the host does falls on all of them alike.
+# Then the cost: the packet rate each arrangement forwards with its limit
+# far above capacity (64-byte UDP frames from bench/flood.c over 1, 1k and
+# 10k flows), against plain fq.
+# Writes DIR/results.csv and DIR/cost.csv (every run), DIR/table.md
+# (medians, min-max spread, ratios), DIR/*.png (bench/plot.sh) and
+# DIR/meta.txt (command, kernel, VM, date).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,9 +37,12 @@ done
 if [ $quick = 1 ]; then
 	T=2 R=1
 	ARRS="hbm htb fqedt" CCS="cubic" FLOWS="2" RATES="200"
+	COST_ARRS="fq hbm" COST_FLOWS="1000" COST_T=2
 else
 	ARRS="hbm htb fqedt" CCS="cubic dctcp" FLOWS="2 4" RATES="200 1000"
+	COST_ARRS="fq hbm htb fqedt none" COST_FLOWS="1 1000 10000" COST_T=3
 fi
+COST_RATE=100000	# Mbit/s: far above what the VM forwards
 mkdir -p "$out"
 set -- # lib.sh reads $0 only
 . "$repo/selftests/vm/lib.sh"
@@ -44,6 +53,9 @@ STAMP_MAPS=/sys/fs/bpf/hbm_bench_maps
 
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 for m in veth sch_fq sch_htb tcp_dctcp; do modprobe -q "$m"; done
+# Namespaces other than the first may default only to an allowed one.
+grep -qw dctcp /proc/sys/net/ipv4/tcp_allowed_congestion_control ||
+	sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_allowed_congestion_control) dctcp"
 "$HBM" load >/dev/null || exit 1
 
 le32() { printf '%02x %02x %02x %02x ' $(($1 & 255)) $((($1 >> 8) & 255)) \
@@ -61,6 +73,8 @@ arrange() {
 		inA tc qdisc add dev "$DEV_A" root handle 1: htb default 1 &&
 		inA tc class add dev "$DEV_A" parent 1: classid 1:1 htb \
 			rate "${2}mbit" ceil "${2}mbit" 2>/dev/null ;;
+	fq)
+		inA tc qdisc add dev "$DEV_A" root fq ;;
 	fqedt)
 		rm -rf "$STAMP" "$STAMP_MAPS"
 		inA tc qdisc add dev "$DEV_A" root fq &&
@@ -88,7 +102,7 @@ counters() {
 	hbm)
 		inA "$HBM" show "$DEV_A" --json | jq -r '.devices[0] |
 			"\(.stats.packets) \(.drops.total) \(.stats.ce)"' ;;
-	htb|none)
+	htb|fq|none)
 		inA tc -s -j qdisc show dev "$DEV_A" root |
 			jq -r '.[0] | "\(.packets // 0) \(.drops // 0) 0"' ;;
 	fqedt)
@@ -108,6 +122,10 @@ one() {
 	hbm_veth_setup || return 1
 	inA sysctl -qw net.ipv4.tcp_ecn=$ecn
 	inB sysctl -qw net.ipv4.tcp_ecn=$ecn
+	# The server's listener takes B's default: a DCTCP SYN is ECN-capable,
+	# and only a listener that needs ECN (dctcp) negotiates it for it.
+	inB sysctl -qw net.ipv4.tcp_congestion_control="$cc" ||
+		{ echo "bench: couldn't set $cc in B" >&2; errors=$((errors + 1)); }
 	rm -f /tmp/bench.*
 	arrange "$arr" "$rate" || { echo "bench: couldn't arrange $arr" >&2; hbm_cleanup; return 1; }
 	inB "$HBM_TOOLS/rpc" server -p 7300 &
@@ -179,8 +197,8 @@ echo "capacity (unshaped, 4 RPC flows): $(awk -F, '$1 == "none" { print $6 }' "$
 for rate in $RATES; do
 	for flows in $FLOWS; do
 		for cc in $CCS; do
-			for arr in $ARRS; do
-				for rep in $(seq 1 "$R"); do
+			for rep in $(seq 1 "$R"); do
+				for arr in $ARRS; do
 					one "$arr" "$cc" "$flows" "$rate" "$rep" >>"$csv"
 				done
 			done
@@ -188,6 +206,40 @@ for rate in $RATES; do
 	done
 done
 
-"$here/table.sh" "$csv" >"$out/table.md"
+# cost ARR FLOWS REP: one flood through ARR, one cost.csv row
+cost() {
+	local arr=$1 flows=$2 rep=$3 rx0 rx1 c0 c1 res
+	hbm_veth_setup || return 1
+	arrange "$arr" "$COST_RATE" ||
+		{ echo "bench: couldn't arrange $arr" >&2; hbm_cleanup; return 1; }
+	rx0=$(inB cat "/sys/class/net/$DEV_B/statistics/rx_packets")
+	c0=$(counters "$arr")
+	res=$(inA "$HBM_TOOLS/flood" -s "$ADDR_A" -d "$ADDR_B" -f "$flows" \
+		-t "$COST_T")
+	sleep 0.2	# what was queued arrives
+	rx1=$(inB cat "/sys/class/net/$DEV_B/statistics/rx_packets")
+	c1=$(counters "$arr")
+	set -- $c0 $c1
+	if ! [[ "$res" =~ pps=([0-9]+) ]] || [ $# != 6 ]; then
+		echo "bench: flood through $arr: '$res', counters '$c0' -> '$c1'" >&2
+		errors=$((errors + 1))
+	fi
+	echo "$arr,$flows,$rep,${BASH_REMATCH[1]:-0},$(( (rx1 - rx0) / COST_T )),$(($5 - $2))"
+	hbm_cleanup
+	rm -rf "$STAMP" "$STAMP_MAPS"
+}
+
+cost_csv=$out/cost.csv
+echo "arrangement,flows,rep,sent_pps,rx_pps,drops" >"$cost_csv"
+for flows in $COST_FLOWS; do
+	for rep in $(seq 1 "$R"); do
+		for arr in $COST_ARRS; do
+			cost "$arr" "$flows" "$rep" >>"$cost_csv"
+		done
+	done
+done
+
+"$here/table.sh" "$csv" "$cost_csv" >"$out/table.md"
+"$here/plot.sh" "$out" || errors=$((errors + 1))
 cat "$out/meta.txt" "$out/table.md"
 [ "$errors" = 0 ] || { echo "bench: $errors runs had errors" >&2; exit 1; }

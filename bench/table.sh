@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# bench/table.sh RESULTS.CSV: the Markdown table of bench/run.sh's runs, in
-# the shape of HBM's result tables: the median of the repeats of each
-# configuration, the min-max spread of the aggregate rate, then bpf_hbm's
-# figures as ratios to htb's and fq+EDT's from the same run.
+# bench/table.sh RESULTS.CSV [COST.CSV]: the Markdown tables of bench/run.sh's
+# runs, in the shape of HBM's result tables: the median of the repeats of
+# each configuration, the min-max spread of the aggregate rate, then
+# bpf_hbm's figures as ratios to htb's and fq+EDT's from the same run; and
+# the forwarding cost, each arrangement's packet rate as a ratio to fq's.
 set -euo pipefail
-csv=$1
+csv=$1 cost=${2-}
 
 awk -F, '
 NR == 1 { next }
@@ -56,3 +57,42 @@ END {
 			ratio(median(k, 17), median(h, 17)), ratio(median(k, 17), median(e, 17))
 	}
 }' "$csv"
+
+[ -n "$cost" ] || exit 0
+awk -F, '
+NR == 1 { next }
+{
+	k = $1 "," $2
+	if (!(k in n)) order[++nk] = k
+	if (!($2 in seen)) { seen[$2] = 1; fl[++nf] = $2 }
+	if (!($1 in seena)) { seena[$1] = 1; ar[++na] = $1 }
+	n[k]++; sent[k, n[k]] = $4; rx[k, n[k]] = $5; dr[k, n[k]] = $6
+}
+function median(arr, k,   i, j, t, m, a) {
+	m = n[k]
+	for (i = 1; i <= m; i++) a[i] = (arr == "rx" ? rx[k, i] : arr == "sent" ? sent[k, i] : dr[k, i]) + 0
+	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
+		if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+}
+function name(a) { return a == "hbm" ? "bpf_hbm" : a == "fqedt" ? "fq+edt" : a == "none" ? "unshaped" : a }
+END {
+	print ""
+	print "Forwarding cost: 64-byte UDP frames, limit far above capacity; packets per second delivered to B (median), and as a ratio to fq (higher is better):"
+	print ""
+	printf "| Arrangement |"
+	for (j = 1; j <= nf; j++) printf " %s flows pps | vs fq |", fl[j]
+	print ""
+	printf "|---|"
+	for (j = 1; j <= nf; j++) printf "---|---|"
+	print ""
+	for (i = 1; i <= na; i++) {
+		printf "| %s |", name(ar[i])
+		for (j = 1; j <= nf; j++) {
+			k = ar[i] "," fl[j]; f = "fq," fl[j]
+			x = median("rx", k); y = median("rx", f)
+			printf " %.0f | %s |", x, y ? sprintf("%.2f", x / y) : "-"
+		}
+		print ""
+	}
+}' "$cost"

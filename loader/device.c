@@ -42,6 +42,8 @@ static void hbm_root_of(const struct hbm_qdiscs *qs, struct hbm_root *r)
 	for (i = 0; i < qs->n; i++) {
 		if (qs->q[i].parent == TC_H_ROOT) {
 			r->q = qs->q[i];
+			r->q.opts = NULL;	/* @qs owns them */
+			r->q.opts_len = 0;
 			r->present = true;
 			break;
 		}
@@ -65,7 +67,9 @@ static void hbm_root_of(const struct hbm_qdiscs *qs, struct hbm_root *r)
 	}
 }
 
-static int hbm_root_get(struct hbm_nl *nl, int ifindex, struct hbm_root *r)
+/* The device's root qdisc; its whole dump in @all, if not NULL. */
+static int hbm_root_get(struct hbm_nl *nl, int ifindex, struct hbm_root *r,
+			struct hbm_qdiscs *all)
 {
 	struct hbm_qdiscs qs;
 	int err;
@@ -74,7 +78,10 @@ static int hbm_root_get(struct hbm_nl *nl, int ifindex, struct hbm_root *r)
 	if (err)
 		return err;
 	hbm_root_of(&qs, r);
-	hbm_qdiscs_free(&qs);
+	if (all)
+		*all = qs;
+	else
+		hbm_qdiscs_free(&qs);
 	return 0;
 }
 
@@ -97,7 +104,7 @@ int hbm_dev_detach(struct hbm_nl *nl, int ifindex, const struct hbm_maps *maps,
 	err = hbm_own_netns(&key.netns);
 	if (err)
 		return err;
-	err = hbm_root_get(nl, ifindex, &r);
+	err = hbm_root_get(nl, ifindex, &r, NULL);
 	if (err)
 		return err;
 	if (r.attached) {
@@ -121,11 +128,57 @@ struct hbm_attach_undo {
 	bool wrote;		/* it wrote the config entry */
 	bool had_old;		/* which existed before, as old */
 	struct hbm_config old;
-	bool del_root;		/* it created the root qdisc ... */
-	__u32 root_handle;	/* ... with this handle (0: unknown) */
+	bool swapped;		/* it replaced the root qdisc with ... */
+	__u32 root_handle;	/* ... this one (0: unknown) ... */
 	const char *root_kind;
+	bool restore;		/* ... and the old one goes back, from: */
+	struct hbm_qdiscs before;	/* the device's qdiscs before */
 	bool marker;		/* it attached the ECN marker */
 };
+
+/*
+ * Undo a root swap. Where the kernel's default root was (handle 0), or
+ * none, deleting ours brings the default back. Otherwise the old root goes
+ * back as it was dumped (kind, handle, options) and, under an mq root, so
+ * do the child qdiscs that had handles (mq makes its default children
+ * itself). Classes and filters are not put back: a classful root other
+ * than mq comes back empty. If the old root can't be put back, the device
+ * is left with its default qdisc rather than a half-built attachment.
+ */
+static void hbm_root_restore(struct hbm_nl *nl, int ifindex,
+			     const struct hbm_attach_undo *u)
+{
+	const struct hbm_qdiscs *qs = &u->before;
+	const struct hbm_qdisc *root = NULL, *q;
+	char dev[IF_NAMESIZE] = "?";
+	int i;
+
+	if_indextoname(ifindex, dev);
+	for (i = 0; u->restore && i < qs->n; i++)
+		if (qs->q[i].parent == TC_H_ROOT)
+			root = &qs->q[i];
+	if (root && root->handle) {
+		if (!hbm_nl_qdisc_put(nl, ifindex, root,
+				      NLM_F_CREATE | NLM_F_REPLACE)) {
+			for (i = 0; !strcmp(root->kind, "mq") && i < qs->n; i++) {
+				q = &qs->q[i];
+				if (q == root || !q->handle ||
+				    q->parent == TC_H_INGRESS ||
+				    TC_H_MAJ(q->parent) != TC_H_MAJ(root->handle))
+					continue;
+				if (hbm_nl_qdisc_put(nl, ifindex, q,
+						     NLM_F_CREATE | NLM_F_REPLACE))
+					hbm_fail("restore", dev);
+			}
+			return;
+		}
+		fprintf(stderr,
+			"bpf-hbm: couldn't restore %s's root qdisc (%s): %s; "
+			"it has the default qdisc now\n",
+			dev, root->kind, hbm_reason());
+	}
+	hbm_nl_qdisc_del(nl, ifindex, TC_H_ROOT, u->root_handle, u->root_kind);
+}
 
 static void hbm_attach_undo(struct hbm_nl *nl, int ifindex,
 			    struct hbm_maps *maps, const struct hbm_dev_key *key,
@@ -137,9 +190,8 @@ static void hbm_attach_undo(struct hbm_nl *nl, int ifindex,
 
 	if (u->marker)
 		hbm_marker_detach(key, &removed);
-	if (u->del_root)
-		hbm_nl_qdisc_del(nl, ifindex, TC_H_ROOT, u->root_handle,
-				 u->root_kind);
+	if (u->swapped)
+		hbm_root_restore(nl, ifindex, u);
 	if (u->wrote) {
 		if (u->had_old)
 			bpf_map_update_elem(maps->config, key, &u->old,
@@ -158,29 +210,68 @@ static void hbm_attach_undo(struct hbm_nl *nl, int ifindex,
 	free(keys);
 }
 
+/* How many instances bpf_hbm runs (its init fails when all are in use). */
+static int hbm_instances_in_use(int fd)
+{
+	struct hbm_inst_key key, next;
+	void *prev = NULL;
+	int n = 0;
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+/* A qdisc handle that none of @qs has (0 if all are taken). */
+static __u32 hbm_free_handle(const struct hbm_qdiscs *qs)
+{
+	__u32 maj;
+	int i;
+
+	/* From where the kernel starts its own, which skips used ones. */
+	for (maj = 0x8000; maj < 0xffff; maj++) {
+		for (i = 0; i < qs->n; i++)
+			if (TC_H_MAJ(qs->q[i].handle) == maj << 16)
+				break;
+		if (i == qs->n)
+			return maj << 16;
+	}
+	return 0;
+}
+
 /* Create mq at the root, then bpf_hbm on each of its tx queues. */
 static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
-			 __u16 flags, struct hbm_attach_undo *u)
+			 __u16 flags, bool swaps, int inst_fd,
+			 struct hbm_attach_undo *u)
 {
-	bool del_root = u->del_root;
 	char why[512];
 	struct hbm_root r;
 	int i, n, err;
 
-	/* Until mq is there, a failure has nothing to delete. */
-	u->del_root = false;
-	err = hbm_nl_qdisc_new(nl, ifindex, TC_H_ROOT, 0, "mq", flags);
+	/*
+	 * Until mq is there, a failure has nothing to undo. Without a
+	 * handle, CREATE|REPLACE would only change a user's mq root in place
+	 * (same kind), children and all: a handle no qdisc of the device has
+	 * makes the kernel create ours and swap it in, in one step.
+	 */
+	err = hbm_nl_qdisc_new(nl, ifindex, TC_H_ROOT,
+			       swaps ? hbm_free_handle(&u->before) : 0, "mq",
+			       flags);
 	if (err)
 		return err;
-	u->del_root = del_root;
+	u->swapped = swaps;
+	u->root_kind = "mq";
 	/* The kernel picked the handle: read it back, and the children. */
-	err = hbm_root_get(nl, ifindex, &r);
+	err = hbm_root_get(nl, ifindex, &r, NULL);
 	if (err)
 		return err;
 	if (!r.present || strcmp(r.q.kind, "mq"))
 		return hbm_err(-EAGAIN, "the root qdisc changed meanwhile (now %s)",
 			       r.present ? r.q.kind : "none");
-	if (u->del_root)
+	if (u->swapped)
 		u->root_handle = r.q.handle;
 	/* mq shows one child per tx queue in use (real_num_tx_queues). */
 	n = r.children ? r.children : txq;
@@ -190,6 +281,10 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
 				       HBM_KIND, NLM_F_CREATE | NLM_F_REPLACE);
 		if (err) {
 			snprintf(why, sizeof(why), "%s", hbm_reason());
+			if (err == -ENOMEM && hbm_instances_in_use(inst_fd) >=
+			    HBM_MAX_INSTANCES)
+				return hbm_err(err, "tx queue %d of %d: %s (all %d bpf_hbm instances in use)",
+					       i + 1, n, why, HBM_MAX_INSTANCES);
 			return hbm_err(err, "tx queue %d of %d: %s", i + 1, n,
 				       why);
 		}
@@ -200,7 +295,7 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
 int hbm_cmd_attach(const struct hbm_attach_args *a)
 {
 	__u16 flags = NLM_F_CREATE | (a->replace ? NLM_F_REPLACE : NLM_F_EXCL);
-	struct hbm_attach_undo undo = { .root_kind = "mq" };
+	struct hbm_attach_undo undo = {};
 	struct hbm_maps maps = HBM_MAPS_INIT;
 	enum hbm_parent parent = a->parent;
 	struct hbm_dev_key key = {};
@@ -210,7 +305,7 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	int ret = HBM_EXIT_FAIL;
 	int ifindex, txq, e;
 	bool ecn = a->ecn != HBM_ECN_OFF;
-	bool fresh, marked;
+	bool fresh, marked, swaps;
 	const char *kind;
 	struct hbm_root r;
 
@@ -241,7 +336,7 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	}
 	kind = parent == HBM_PARENT_MQ ? "mq" : HBM_KIND;
 
-	if (hbm_root_get(&nl, ifindex, &r))
+	if (hbm_root_get(&nl, ifindex, &r, &undo.before))
 		goto fail;
 	if (r.attached && !a->replace) {
 		hbm_error("attach", a->dev,
@@ -254,10 +349,13 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 		goto out;
 	}
 	/*
-	 * A root of the same kind is changed in place, not replaced: when it
-	 * is our own attachment it stays on failure, anything else goes.
+	 * A root of our own kind is changed in place, not replaced, and
+	 * stays on failure. Anything else is swapped out and, on failure,
+	 * the old root comes back: a default one by deleting ours, one with
+	 * a handle from its dump (hbm_root_restore()).
 	 */
-	undo.del_root = !(r.attached && !strcmp(r.q.kind, kind));
+	swaps = !(r.attached && !strcmp(r.q.kind, kind));
+	undo.restore = swaps && r.present && r.q.handle;
 
 	if (hbm_bpf_load(&fresh)) {
 		hbm_fail("load", HBM_KIND);
@@ -284,11 +382,14 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	undo.wrote = true;
 
 	if (parent == HBM_PARENT_ROOT) {
-		undo.del_root = false;	/* nothing was created if it fails */
+		/* One atomic swap: nothing to undo if it fails. */
 		if (hbm_nl_qdisc_new(&nl, ifindex, TC_H_ROOT, 0, HBM_KIND,
 				     flags))
 			goto fail;
-	} else if (hbm_attach_mq(&nl, ifindex, txq, flags, &undo)) {
+		undo.swapped = swaps;
+		undo.root_kind = HBM_KIND;
+	} else if (hbm_attach_mq(&nl, ifindex, txq, flags, swaps,
+					 maps.instances, &undo)) {
 		goto fail;
 	}
 
@@ -314,6 +415,7 @@ fail:
 out:
 	if (ret != HBM_EXIT_OK)
 		hbm_attach_undo(&nl, ifindex, &maps, &key, &undo);
+	hbm_qdiscs_free(&undo.before);
 	hbm_maps_close(&maps);
 	hbm_nl_close(&nl);
 	return ret;

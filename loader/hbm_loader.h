@@ -96,6 +96,8 @@ struct hbm_qdisc {
 	__u32 parent;
 	__u32 handle;
 	char kind[16];
+	void *opts;		/* TCA_OPTIONS' payload, as dumped */
+	__u16 opts_len;
 };
 
 struct hbm_qdiscs {
@@ -107,6 +109,8 @@ int hbm_nl_open(struct hbm_nl *nl);
 void hbm_nl_close(struct hbm_nl *nl);
 int hbm_nl_qdisc_new(struct hbm_nl *nl, int ifindex, __u32 parent,
 		     __u32 handle, const char *kind, __u16 flags);
+int hbm_nl_qdisc_put(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
+		     __u16 flags);
 int hbm_nl_qdisc_del(struct hbm_nl *nl, int ifindex, __u32 parent,
 		     __u32 handle, const char *kind);
 int hbm_nl_qdisc_dump(struct hbm_nl *nl, int ifindex, struct hbm_qdiscs *qs);

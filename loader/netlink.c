@@ -174,6 +174,7 @@ static struct nlmsghdr *hbm_nl_tcmsg(char *buf, __u16 type, __u16 flags,
 }
 
 /* RTM_NEWQDISC: @flags are NLM_F_CREATE and NLM_F_EXCL or NLM_F_REPLACE. */
+/* RTM_NEWQDISC: @flags are NLM_F_CREATE and NLM_F_EXCL or NLM_F_REPLACE. */
 int hbm_nl_qdisc_new(struct hbm_nl *nl, int ifindex, __u32 parent,
 		     __u32 handle, const char *kind, __u16 flags)
 {
@@ -183,6 +184,28 @@ int hbm_nl_qdisc_new(struct hbm_nl *nl, int ifindex, __u32 parent,
 	nlh = hbm_nl_tcmsg(buf, RTM_NEWQDISC, NLM_F_ACK | flags, ifindex,
 			   parent, handle);
 	mnl_attr_put_strz(nlh, TCA_KIND, kind);
+	return hbm_nl_talk(nl, nlh, NULL, NULL);
+}
+
+/*
+ * Create @q again as a dump described it: its kind, handle and parent, and
+ * its options as the kernel dumped them (which qdiscs accept back as their
+ * configuration, as `tc qdisc add` would have sent it).
+ */
+int hbm_nl_qdisc_put(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
+		     __u16 flags)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+
+	nlh = hbm_nl_tcmsg(buf, RTM_NEWQDISC, NLM_F_ACK | flags, ifindex,
+			   q->parent, q->handle);
+	mnl_attr_put_strz(nlh, TCA_KIND, q->kind);
+	if (q->opts &&
+	    !mnl_attr_put_check(nlh, sizeof(buf), TCA_OPTIONS, q->opts_len,
+				q->opts))
+		return hbm_err(-EMSGSIZE, "%s's options don't fit a message",
+			       q->kind);
 	return hbm_nl_talk(nl, nlh, NULL, NULL);
 }
 
@@ -244,6 +267,16 @@ static int hbm_qdisc_cb(const struct nlmsghdr *nlh, void *data)
 		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
 			snprintf(q->kind, sizeof(q->kind), "%s",
 				 mnl_attr_get_str(attr));
+		if (mnl_attr_get_type(attr) == TCA_OPTIONS && !q->opts) {
+			q->opts_len = mnl_attr_get_payload_len(attr);
+			q->opts = malloc(q->opts_len ? q->opts_len : 1);
+			if (!q->opts) {
+				nl->err = ENOMEM;
+				return MNL_CB_ERROR;
+			}
+			memcpy(q->opts, mnl_attr_get_payload(attr),
+			       q->opts_len);
+		}
 	}
 	return MNL_CB_OK;
 }
@@ -267,6 +300,10 @@ int hbm_nl_qdisc_dump(struct hbm_nl *nl, int ifindex, struct hbm_qdiscs *qs)
 
 void hbm_qdiscs_free(struct hbm_qdiscs *qs)
 {
+	int i;
+
+	for (i = 0; i < qs->n; i++)
+		free(qs->q[i].opts);
 	free(qs->q);
 	qs->q = NULL;
 	qs->n = 0;

@@ -13,7 +13,8 @@
 # while attached unless --force; stale pins of a crashed run are
 # recovered; -h works everywhere; a half-way failure of attach (a device
 # with more tx queues than bpf_hbm has instances) rolls everything back,
-# down to unloading what it loaded.
+# down to unloading what it loaded, and puts back a root qdisc that
+# --replace swapped out.
 #
 # Most commands run in the VM's own network namespace, on dummy devices
 # (each process costs a good fraction of a second under TCG, `ip netns
@@ -500,7 +501,7 @@ assert_eq "$(wc -l <<<"$QDQ")" 1 "$DEVQ: one (default) qdisc"
 
 # Not loaded: the failed attach unloads what it loaded.
 hbm_run "$HBM" attach "$DEVQ"
-expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1025 of 1030: Cannot allocate memory" "attach 1030 queues, not loaded"
+expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1025 of 1030: Cannot allocate memory (all 1024 bpf_hbm instances in use)" "attach 1030 queues, not loaded"
 assert_str "$(tc qdisc show dev "$DEVQ")" "$QDQ" "attach 1030 queues, not loaded: qdiscs unchanged"
 no_pins "attach 1030 queues, not loaded: unloaded again"
 kind_unknown "attach 1030 queues, not loaded: kind unregistered"
@@ -511,7 +512,7 @@ LOADED=1
 QD_A=$(inA tc qdisc show dev "$DEV_A")
 CFG_A=$(inA "$HBM" show "$DEV_A" --json)
 hbm_run "$HBM" attach "$DEVQ"
-expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1024 of 1030: Cannot allocate memory" "attach 1030 queues, $DEV_A attached"
+expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1024 of 1030: Cannot allocate memory (all 1024 bpf_hbm instances in use)" "attach 1030 queues, $DEV_A attached"
 no_pins "attach 1030 queues, loaded" "$DEVQ"
 no_trace "attach 1030 queues, loaded" "$DEVQ" "$QDQ"
 pins_loaded "attach 1030 queues, $DEV_A attached: stays loaded"
@@ -522,6 +523,32 @@ c=$(inA "$HBM" show --json)
 assert_str "$(field "$c" dev) $(field "$c" rate_bps)" "$DEV_A 40000000" "show: $DEV_A only, at 40mbit"
 inA ping -c 2 -i 0.2 -W 2 -q "$ADDR_B" >/dev/null
 assert_eq "$?" 0 "$DEV_A still passes traffic"
+
+# A user's root qdisc that --replace swapped out comes back as it was
+# (kind, handle, options) when attach fails after the swap: at the root,
+# the ECN marker can't be pinned (a directory is in its way); under mq, the
+# tx queue after the last free instance; with mq's handled children too.
+tc qdisc replace dev "$DEV" root handle 9: fq limit 999 flow_limit 33 ||
+	hbm_fatal "fq on $DEV"
+QD=$(tc qdisc show dev "$DEV")
+mkdir "$(marker_pin "$(ifindex "$DEV")" "$NETNS")"
+hbm_run "$HBM" attach "$DEV" --replace --parent root
+rmdir "$(marker_pin "$(ifindex "$DEV")" "$NETNS")"
+assert_eq "$rc" 1 "attach --replace over fq, marker blocked: fails ($err)"
+assert_str "$(tc qdisc show dev "$DEV")" "$QD" "... and $DEV has its fq back, options and all"
+assert_eq "$(cfg_entries "$(ifindex "$DEV")" "$NETNS")" 0 "... no config entry for $DEV"
+tc qdisc del dev "$DEV" root
+
+tc qdisc replace dev "$DEVQ" root handle 7: mq &&
+	tc qdisc replace dev "$DEVQ" parent 7:2 handle 72: fq limit 555 ||
+	hbm_fatal "mq on $DEVQ"
+QD=$(tc qdisc show dev "$DEVQ" | sort)
+hbm_run "$HBM" attach "$DEVQ" --replace
+expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1024 of 1030: Cannot allocate memory (all 1024 bpf_hbm instances in use)" "attach --replace over mq 7: with fq 72:, 1030 queues"
+assert_str "$(tc qdisc show dev "$DEVQ" | sort)" "$QD" "... and $DEVQ has mq 7: and fq 72: back"
+n=$(bpftool -j map dump pinned "$PIN/hbm_instances" | jq length)
+assert_eq "$n" 1 "... only $DEV_A's instance left in hbm_instances"
+tc qdisc del dev "$DEVQ" root
 
 hbm_run inA "$HBM" unload --force
 expect 0 "bpf-hbm: detached $DEV_A" "final unload --force" "bpf-hbm: unloaded bpf_hbm"
