@@ -56,6 +56,10 @@ for m in veth sch_fq sch_htb tcp_dctcp; do modprobe -q "$m"; done
 # Namespaces other than the first may default only to an allowed one.
 grep -qw dctcp /proc/sys/net/ipv4/tcp_allowed_congestion_control ||
 	sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_allowed_congestion_control) dctcp"
+# Unload at the end what this run loaded: with it go the markers of the
+# namespaces the runs deleted, whose pins a later namespace could reuse.
+loaded_here=0
+[ -e /sys/fs/bpf/bpf_hbm/link ] || loaded_here=1
 "$HBM" load >/dev/null || exit 1
 
 le32() { printf '%02x %02x %02x %02x ' $(($1 & 255)) $((($1 >> 8) & 255)) \
@@ -239,6 +243,8 @@ for flows in $COST_FLOWS; do
 	done
 done
 
+[ $loaded_here = 0 ] || "$HBM" unload --force >/dev/null ||
+	{ echo "bench: couldn't unload bpf_hbm" >&2; errors=$((errors + 1)); }
 "$here/table.sh" "$csv" "$cost_csv" >"$out/table.md"
 "$here/plot.sh" "$out" || errors=$((errors + 1))
 cat "$out/meta.txt" "$out/table.md"

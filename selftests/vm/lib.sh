@@ -26,7 +26,7 @@ HBM_FAILED=0
 # jitter is around a millisecond (idle ping RTT 0.7 ms), and a virtual queue
 # forgets idle time beyond its burst: HBM's 100 us default, sized for real
 # hosts, would measure the emulator. The tests report both.
-HBM_VM_BURST=2ms
+HBM_VM_BURST=${HBM_VM_BURST:-2ms}
 
 # TCP goodput ceiling at a given L2 rate: 1448 payload bytes per 1514 bytes
 # on the wire (MTU 1500, TCP timestamps), what qdisc_pkt_len counts.

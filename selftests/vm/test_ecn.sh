@@ -36,6 +36,10 @@ hbm_ecn() { inA "$HBM" show "$DEV_A" --json | jq -r '.devices[0].config.ecn'; }
 # directory where the marker's pin goes makes it fail after the qdisc.
 hbm_load
 pin=/sys/fs/bpf/bpf_hbm/mark-$(inA stat -L -c %i /proc/self/ns/net)-$(inA cat "/sys/class/net/$DEV_A/ifindex")
+# A pin of that name is a marker whose device went with an earlier test's
+# namespace (inode numbers are reused): attach would sweep it, but the
+# directory has to go in first.
+rm -f "$pin"
 mkdir "$pin"
 inA "$HBM" attach "$DEV_A" --parent root 2>"/tmp/$HBM_TEST.err"
 st=$?

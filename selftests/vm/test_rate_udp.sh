@@ -5,11 +5,14 @@
 # rate (L2 bytes received by the peer), the excess is counted as drops, and
 # a ping through the same qdisc meanwhile sees under 1 ms of added delay.
 #
-# The lower bound is 90%, not 97%: non-TCP packets are dropped above the
-# 50 us mark, so nothing queues to cover a sender's stall and the shaper
-# loses whatever stall outlasts the burst credit. iperf3 under TCG stalls
-# for milliseconds; alone on the machine this measured 92-99.4% (htb at
-# the same rate 99.4%), and far less while other VMs loaded the host.
+# The lower bound is 85%, not 97%: non-TCP packets are dropped above the
+# 50 us mark, so no standing queue covers the sender's gaps as htb's does
+# (htb at the same rate: 99.4%), and iperf3 under TCG has gaps. Alone on
+# the machine this measured 87.9-99.4% over many runs (a 10 ms burst
+# credit instead of 2 ms changed nothing: 92-95% either way), and far
+# less while other VMs loaded the host. A shaper that stopped pacing would
+# exceed 101%; one whose clock lost time or whose watchdog stalled would
+# fall far below 85%.
 . "$(dirname "$0")/lib.sh"
 
 # 20 Mbit/s: at 100 Mbit/s a 2x UDP sender already saturates the VM's
@@ -39,7 +42,7 @@ loss=$(sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' "/tmp/$HBM_TEST.ping")
 cat "/tmp/$HBM_TEST.iperf"
 inA "$HBM" show "$DEV_A"
 
-assert_between "$pct" 90 101 "UDP delivered at 90-101% of ${RATE} Mbit/s (L2)"
+assert_between "$pct" 85 101 "UDP delivered at 85-101% of ${RATE} Mbit/s (L2)"
 assert_gt "$((d1 - d0))" 0 "excess counted as drops by the qdisc"
 assert_gt "$(hbm_stat drops.nontcp)" 0 "drops attributed to non-TCP over mark"
 added=$(awk -v l="$loaded" -v i="$idle" 'BEGIN { printf "%.3f", l - i }')
