@@ -305,6 +305,13 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		flow = hbm_obj_new(struct hbm_flow);
 		if (!flow)
 			goto drop;
+		/*
+		 * bpf_obj_new() initialises only the special fields: the
+		 * rest is what the last object there left (a purged flow's
+		 * qlen kept its next one out of the instance's tree).
+		 */
+		flow->qlen = 0;
+		flow->head = 0;
 		flow->hash = fk.hash;
 	}
 	if (fk.hash != HBM_OVERFLOW_HASH && flow->qlen >= cfg.flow_limit) {
