@@ -306,9 +306,11 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		if (!flow)
 			goto drop;
 		/*
-		 * bpf_obj_new() initialises only the special fields: the
-		 * rest is what the last object there left (a purged flow's
-		 * qlen kept its next one out of the instance's tree).
+		 * Not zeroed here: bpf_obj_new() initialises the special
+		 * fields (nodes, lock, refcount). Without these stores, the
+		 * tests after test_overflow (which purges 65k flows of one
+		 * packet each) stranded packets: qlen > 0, no flow in the
+		 * instance's tree, as a stale qlen would do.
 		 */
 		flow->qlen = 0;
 		flow->head = 0;
