@@ -11,66 +11,39 @@ dir=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# One row per configuration (cc-limit-flows), one column per arrangement:
-# the median of column C of results.csv.
-pivot() { # C
-	awk -F, -v c="$1" '
-	NR == 1 { next }
-	$1 == "none" { next }
+stats=$(<"$(dirname "$0")/stats.awk")
+
+# pivot [BASE]: "row,arrangement,value" lines on stdin to a gnuplot table,
+# one row per row key, one column per arrangement, each cell the median of
+# its values; with BASE, as a ratio to that arrangement's median.
+pivot() {
+	awk -F, -v base="${1-}" "$stats"'
 	{
-		k = $2 "-" $4 "M-" $3
-		if (!(k in seen)) { seen[k] = 1; rows[++nr] = k }
-		if (!($1 in seena)) { seena[$1] = 1; cols[++nc] = $1 }
-		m = ++n[k, $1]; v[k, $1, m] = $c
+		if (!($1 in seen)) { seen[$1] = 1; rows[++nr] = $1 }
+		if (!($2 in seena)) { seena[$2] = 1; cols[++nc] = $2 }
+		m = ++n[$1, $2]; v[$1, $2, m] = $3
 	}
-	function median(k, a,   i, j, t, m, x) {
-		m = n[k, a]
-		for (i = 1; i <= m; i++) x[i] = v[k, a, i] + 0
-		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
-			if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
-		return m ? (m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2) : 0
+	function median(k, a,   i, x) {
+		for (i = 1; i <= n[k, a]; i++) x[i] = v[k, a, i] + 0
+		return median_of(x, n[k, a])
 	}
 	END {
-		printf "config"
-		for (j = 1; j <= nc; j++)
-			printf " %s", cols[j] == "hbm" ? "bpf_hbm" : cols[j] == "fqedt" ? "fq+edt" : cols[j]
+		printf "row"
+		for (j = 1; j <= nc; j++) printf " %s", name(cols[j])
 		print ""
 		for (i = 1; i <= nr; i++) {
+			b = base == "" ? 1 : median(rows[i], base)
 			printf "%s", rows[i]
-			for (j = 1; j <= nc; j++) printf " %g", median(rows[i], cols[j])
+			for (j = 1; j <= nc; j++) printf " %g", b ? median(rows[i], cols[j]) / b : 0
 			print ""
 		}
-	}' "$dir/results.csv"
+	}'
 }
 
-# Packets per second delivered, as a ratio to fq's, per flow count.
-cost_pivot() {
-	awk -F, '
-	NR == 1 { next }
-	{
-		if (!($2 in seen)) { seen[$2] = 1; rows[++nr] = $2 }
-		if (!($1 in seena)) { seena[$1] = 1; cols[++nc] = $1 }
-		m = ++n[$2, $1]; v[$2, $1, m] = $5
-	}
-	function median(k, a,   i, j, t, m, x) {
-		m = n[k, a]
-		for (i = 1; i <= m; i++) x[i] = v[k, a, i] + 0
-		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
-			if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
-		return m ? (m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2) : 0
-	}
-	END {
-		printf "flows"
-		for (j = 1; j <= nc; j++)
-			printf " %s", cols[j] == "hbm" ? "bpf_hbm" : cols[j] == "fqedt" ? "fq+edt" : cols[j] == "none" ? "unshaped" : cols[j]
-		print ""
-		for (i = 1; i <= nr; i++) {
-			f = median(rows[i], "fq")
-			printf "%s", rows[i]
-			for (j = 1; j <= nc; j++) printf " %g", f ? median(rows[i], cols[j]) / f : 0
-			print ""
-		}
-	}' "$dir/cost.csv"
+# Column C of results.csv per configuration (cc-limit-flows), shaped only.
+results() { # C
+	awk -F, -v c="$1" 'NR > 1 && $1 != "none" { print $2 "-" $4 "M-" $3 "," $1 "," $c }' \
+		"$dir/results.csv"
 }
 
 bars() { # DATA PNG TITLE YLABEL
@@ -92,14 +65,15 @@ plot for [i=2:$ncol] "$1" using i:xtic(1)
 GP
 }
 
-pivot 7 >"$tmp/goodput"
+results 7 | pivot >"$tmp/goodput"
 bars "$tmp/goodput" "$dir/goodput.png" \
 	"Aggregate goodput (median), bpf_hbm vs htb vs fq+edt" "% of the limit"
-pivot 14 >"$tmp/p99"
+results 14 | pivot >"$tmp/p99"
 bars "$tmp/p99" "$dir/p99.png" \
 	"10 KB RPC P99 latency (median)" "us"
 if [ -s "$dir/cost.csv" ]; then
-	cost_pivot >"$tmp/cost"
+	awk -F, 'NR > 1 { print $2 "," $1 "," $5 }' "$dir/cost.csv" |
+		pivot fq >"$tmp/cost"
 	bars "$tmp/cost" "$dir/cost.png" \
 		"Packets/s forwarded, 64-byte UDP, limit far above capacity" \
 		"ratio to fq"

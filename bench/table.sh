@@ -8,8 +8,9 @@
 # the forwarding cost, each arrangement's packet rate as a ratio to fq's.
 set -euo pipefail
 csv=$1 cost=${2-}
+stats=$(<"$(dirname "$0")/stats.awk")
 
-awk -F, '
+awk -F, "$stats"'
 NR == 1 { next }
 {
 	k = $1 "," $2 "," $3 "," $4
@@ -17,19 +18,15 @@ NR == 1 { next }
 	n[k]++
 	for (c = 6; c <= 17; c++) v[k, c, n[k]] = $c
 }
-function median(k, c,   i, j, t, m, a) {
-	m = n[k]
-	for (i = 1; i <= m; i++) a[i] = v[k, c, i] + 0
-	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
-		if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+function median(k, c,   i, a) {
+	for (i = 1; i <= n[k]; i++) a[i] = v[k, c, i] + 0
+	return median_of(a, n[k])
 }
 function spread(k, c,   i, lo, hi, x) {
 	lo = hi = v[k, c, 1] + 0
 	for (i = 2; i <= n[k]; i++) { x = v[k, c, i] + 0; if (x < lo) lo = x; if (x > hi) hi = x }
 	return n[k] > 1 ? sprintf("%.0f-%.0f", lo, hi) : "-"
 }
-function name(a) { return a == "hbm" ? "bpf_hbm" : a == "fqedt" ? "fq+edt" : a == "none" ? "unshaped" : a }
 function ratio(x, y) { return y + 0 ? sprintf("%.2f", x / y) : "-" }
 END {
 	print "| Test | Limit | Flows | Aggr Mbps | spread | % of limit | drops % | CE % | RTT us | 10K Mbps | 10K P50 us | 10K P90 us | 10K P99 us | 1MB Mbps | 1MB P90 ms | 1MB P99 ms |"
@@ -59,23 +56,19 @@ END {
 }' "$csv"
 
 [ -n "$cost" ] || exit 0
-awk -F, '
+awk -F, "$stats"'
 NR == 1 { next }
 {
 	k = $1 "," $2
 	if (!(k in n)) order[++nk] = k
 	if (!($2 in seen)) { seen[$2] = 1; fl[++nf] = $2 }
 	if (!($1 in seena)) { seena[$1] = 1; ar[++na] = $1 }
-	n[k]++; sent[k, n[k]] = $4; rx[k, n[k]] = $5; dr[k, n[k]] = $6
+	n[k]++; rx[k, n[k]] = $5
 }
-function median(arr, k,   i, j, t, m, a) {
-	m = n[k]
-	for (i = 1; i <= m; i++) a[i] = (arr == "rx" ? rx[k, i] : arr == "sent" ? sent[k, i] : dr[k, i]) + 0
-	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
-		if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+function median(k,   i, a) {
+	for (i = 1; i <= n[k]; i++) a[i] = rx[k, i] + 0
+	return median_of(a, n[k])
 }
-function name(a) { return a == "hbm" ? "bpf_hbm" : a == "fqedt" ? "fq+edt" : a == "none" ? "unshaped" : a }
 END {
 	print ""
 	print "Forwarding cost: 64-byte UDP frames, limit far above capacity; packets per second delivered to B (median), and as a ratio to fq (higher is better):"
@@ -90,7 +83,7 @@ END {
 		printf "| %s |", name(ar[i])
 		for (j = 1; j <= nf; j++) {
 			k = ar[i] "," fl[j]; f = "fq," fl[j]
-			x = median("rx", k); y = median("rx", f)
+			x = median(k); y = median(f)
 			printf " %.0f | %s |", x, y ? sprintf("%.2f", x / y) : "-"
 		}
 		print ""
