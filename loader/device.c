@@ -33,23 +33,36 @@ struct hbm_root {
 	int children;		/* mq's children */
 };
 
+/* The root qdisc in a dump, or NULL. */
+static const struct hbm_qdisc *hbm_root_in(const struct hbm_qdiscs *qs)
+{
+	int i;
+
+	for (i = 0; i < qs->n; i++)
+		if (qs->q[i].parent == TC_H_ROOT)
+			return &qs->q[i];
+	return NULL;
+}
+
+/* Whether @q is a child qdisc of the qdisc with @handle (mq's, per queue). */
+static bool hbm_child_of(const struct hbm_qdisc *q, __u32 handle)
+{
+	return q->parent != TC_H_ROOT && q->parent != TC_H_INGRESS &&
+	       TC_H_MAJ(q->parent) == TC_H_MAJ(handle);
+}
+
 static void hbm_root_of(const struct hbm_qdiscs *qs, struct hbm_root *r)
 {
-	const struct hbm_qdisc *q;
+	const struct hbm_qdisc *q = hbm_root_in(qs);
 	int i;
 
 	memset(r, 0, sizeof(*r));
-	for (i = 0; i < qs->n; i++) {
-		if (qs->q[i].parent == TC_H_ROOT) {
-			r->q = qs->q[i];
-			r->q.opts = NULL;	/* @qs owns them */
-			r->q.opts_len = 0;
-			r->present = true;
-			break;
-		}
-	}
-	if (!r->present)
+	if (!q)
 		return;
+	r->q = *q;
+	r->q.opts = NULL;	/* @qs owns them */
+	r->q.opts_len = 0;
+	r->present = true;
 	if (!strcmp(r->q.kind, HBM_KIND)) {
 		r->attached = true;
 		return;
@@ -58,8 +71,7 @@ static void hbm_root_of(const struct hbm_qdiscs *qs, struct hbm_root *r)
 		return;
 	for (i = 0; i < qs->n; i++) {
 		q = &qs->q[i];
-		if (q->parent == TC_H_ROOT || q->parent == TC_H_INGRESS ||
-		    TC_H_MAJ(q->parent) != TC_H_MAJ(r->q.handle))
+		if (!hbm_child_of(q, r->q.handle))
 			continue;
 		r->children++;
 		if (!strcmp(q->kind, HBM_KIND))
@@ -129,9 +141,8 @@ struct hbm_attach_undo {
 	bool had_old;		/* which existed before, as old */
 	struct hbm_config old;
 	bool swapped;		/* it replaced the root qdisc with ... */
-	__u32 root_handle;	/* ... this one (0: unknown) ... */
+	__u32 root_handle;	/* ... this one (0: unknown) */
 	const char *root_kind;
-	bool restore;		/* ... and the old one goes back, from: */
 	struct hbm_qdiscs before;	/* the device's qdiscs before */
 	bool marker;		/* it attached the ECN marker */
 };
@@ -149,34 +160,28 @@ static void hbm_root_restore(struct hbm_nl *nl, int ifindex,
 			     const struct hbm_attach_undo *u)
 {
 	const struct hbm_qdiscs *qs = &u->before;
-	const struct hbm_qdisc *root = NULL, *q;
+	const struct hbm_qdisc *root = hbm_root_in(qs), *q;
 	char dev[IF_NAMESIZE] = "?";
 	int i;
 
 	if_indextoname(ifindex, dev);
-	for (i = 0; u->restore && i < qs->n; i++)
-		if (qs->q[i].parent == TC_H_ROOT)
-			root = &qs->q[i];
-	if (root && root->handle) {
-		if (!hbm_nl_qdisc_put(nl, ifindex, root,
-				      NLM_F_CREATE | NLM_F_REPLACE)) {
-			for (i = 0; !strcmp(root->kind, "mq") && i < qs->n; i++) {
-				q = &qs->q[i];
-				if (q == root || !q->handle ||
-				    q->parent == TC_H_INGRESS ||
-				    TC_H_MAJ(q->parent) != TC_H_MAJ(root->handle))
-					continue;
-				if (hbm_nl_qdisc_put(nl, ifindex, q,
-						     NLM_F_CREATE | NLM_F_REPLACE))
-					hbm_fail("restore", dev);
-			}
-			return;
-		}
+	if (!root || !root->handle)
+		goto dflt;
+	if (hbm_nl_qdisc_put(nl, ifindex, root, NLM_F_CREATE | NLM_F_REPLACE)) {
 		fprintf(stderr,
 			"bpf-hbm: couldn't restore %s's root qdisc (%s): %s; "
 			"it has the default qdisc now\n",
 			dev, root->kind, hbm_reason());
+		goto dflt;
 	}
+	for (i = 0; !strcmp(root->kind, "mq") && i < qs->n; i++) {
+		q = &qs->q[i];
+		if (q->handle && hbm_child_of(q, root->handle) &&
+		    hbm_nl_qdisc_put(nl, ifindex, q, NLM_F_CREATE | NLM_F_REPLACE))
+			hbm_fail("restore", dev);
+	}
+	return;
+dflt:
 	hbm_nl_qdisc_del(nl, ifindex, TC_H_ROOT, u->root_handle, u->root_kind);
 }
 
@@ -355,7 +360,6 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	 * a handle from its dump (hbm_root_restore()).
 	 */
 	swaps = !(r.attached && !strcmp(r.q.kind, kind));
-	undo.restore = swaps && r.present && r.q.handle;
 
 	if (hbm_bpf_load(&fresh)) {
 		hbm_fail("load", HBM_KIND);

@@ -173,24 +173,11 @@ static struct nlmsghdr *hbm_nl_tcmsg(char *buf, __u16 type, __u16 flags,
 	return nlh;
 }
 
-/* RTM_NEWQDISC: @flags are NLM_F_CREATE and NLM_F_EXCL or NLM_F_REPLACE. */
-/* RTM_NEWQDISC: @flags are NLM_F_CREATE and NLM_F_EXCL or NLM_F_REPLACE. */
-int hbm_nl_qdisc_new(struct hbm_nl *nl, int ifindex, __u32 parent,
-		     __u32 handle, const char *kind, __u16 flags)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh;
-
-	nlh = hbm_nl_tcmsg(buf, RTM_NEWQDISC, NLM_F_ACK | flags, ifindex,
-			   parent, handle);
-	mnl_attr_put_strz(nlh, TCA_KIND, kind);
-	return hbm_nl_talk(nl, nlh, NULL, NULL);
-}
-
 /*
- * Create @q again as a dump described it: its kind, handle and parent, and
- * its options as the kernel dumped them (which qdiscs accept back as their
- * configuration, as `tc qdisc add` would have sent it).
+ * RTM_NEWQDISC of @q: its kind, handle and parent, and its options if it
+ * has any. @flags are NLM_F_CREATE and NLM_F_EXCL or NLM_F_REPLACE. A
+ * qdisc from a dump is created again as it was: qdiscs accept the options
+ * they dump back as their configuration, as `tc qdisc add` sent them.
  */
 int hbm_nl_qdisc_put(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
 		     __u16 flags)
@@ -207,6 +194,16 @@ int hbm_nl_qdisc_put(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
 		return hbm_err(-EMSGSIZE, "%s's options don't fit a message",
 			       q->kind);
 	return hbm_nl_talk(nl, nlh, NULL, NULL);
+}
+
+/* The same with a kind and no options. */
+int hbm_nl_qdisc_new(struct hbm_nl *nl, int ifindex, __u32 parent,
+		     __u32 handle, const char *kind, __u16 flags)
+{
+	struct hbm_qdisc q = { .parent = parent, .handle = handle };
+
+	snprintf(q.kind, sizeof(q.kind), "%s", kind);
+	return hbm_nl_qdisc_put(nl, ifindex, &q, flags);
 }
 
 /*
