@@ -3,12 +3,14 @@
  * flood: small UDP packets as fast as one CPU sends them, spread over many
  * flows, to measure what a qdisc costs per packet.
  *
- *   flood -s SRC -d DST [-f FLOWS] [-l LEN] [-t SECONDS] [-c COUNT]
+ *   flood -s SRC -d DST [-f FLOWS] [-o FIRST] [-l LEN] [-t SECONDS] [-c COUNT]
  *
  * Sends IPv4/UDP datagrams of LEN bytes of payload (default 18: 64-byte
  * frames) from SRC to DST for SECONDS (or COUNT packets with -c), the
  * flows told apart by their ports (FLOWS of them, round robin: source ports
- * 20000-59999, then the next destination port from 9 up). One raw socket
+ * 20000-59999, then the next destination port from 9 up; -o starts at
+ * flow FIRST instead of 0, for a set of flows apart from an earlier
+ * run's). One raw socket
  * writes them all: it is unconnected, so qdiscs that tell flows by socket
  * (fq) fall back to the packet's hash, as every other arrangement does.
  * Its send buffer is made large enough that a qdisc holding many packets
@@ -52,15 +54,16 @@ int main(int argc, char **argv)
 	struct in_addr src = {};
 	unsigned long long sent = 0, count = 0;
 	int sndbuf = 1 << 30;
-	int flows = 1, len = 18, secs = 3, opt, fd, i, n;
-	unsigned int next = 0;
+	int flows = 1, first = 0, len = 18, secs = 3, opt, fd, i, n;
+	unsigned int next = 0, f;
 	double start, end;
 
-	while ((opt = getopt(argc, argv, "s:d:f:l:t:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:d:f:o:l:t:c:")) != -1) {
 		switch (opt) {
 		case 's': inet_pton(AF_INET, optarg, &src); break;
 		case 'd': inet_pton(AF_INET, optarg, &dst.sin_addr); break;
 		case 'f': flows = atoi(optarg); break;
+		case 'o': first = atoi(optarg); break;
 		case 'l': len = atoi(optarg); break;
 		case 't': secs = atoi(optarg); break;
 		case 'c': count = strtoull(optarg, NULL, 0); break;
@@ -68,7 +71,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!src.s_addr || !dst.sin_addr.s_addr || flows < 1 ||
-	    flows > FLOOD_MAX_FLOWS || len < 0 || len > FLOOD_MAX_LEN || secs < 1)
+	    flows > FLOOD_MAX_FLOWS || first < 0 ||
+	    first > FLOOD_MAX_FLOWS - flows || len < 0 || len > FLOOD_MAX_LEN || secs < 1)
 		goto usage;
 
 	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);
@@ -114,8 +118,9 @@ int main(int argc, char **argv)
 			 * The kernel fills in the IP checksum; the UDP one is
 			 * left 0 (none), as IPv4 allows.
 			 */
-			udp->source = htons(FLOOD_PORT + next % FLOOD_PORTS);
-			udp->dest = htons(9 + next / FLOOD_PORTS);
+			f = first + next;
+			udp->source = htons(FLOOD_PORT + f % FLOOD_PORTS);
+			udp->dest = htons(9 + f / FLOOD_PORTS);
 			next = (next + 1) % flows;
 		}
 		n = sendmmsg(fd, msgs, n, 0);
@@ -133,6 +138,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr,
-		"usage: flood -s SRC -d DST [-f FLOWS] [-l LEN] [-t SECONDS] [-c COUNT]\n");
+		"usage: flood -s SRC -d DST [-f FLOWS] [-o FIRST] [-l LEN] [-t SECONDS] [-c COUNT]\n");
 	return 2;
 }

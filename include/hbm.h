@@ -31,6 +31,8 @@
 #define HBM_DEF_LIMIT		10000
 #define HBM_DEF_FLOW_LIMIT	100
 #define HBM_DEF_SLACK_NS	(10 * HBM_NSEC_PER_USEC)
+/* How long an emptied flow stays cached before the GC may free it. */
+#define HBM_DEF_FLOW_IDLE_NS	(1 * HBM_NSEC_PER_SEC)
 
 #define HBM_MIN_RATE_BPS	1000000ULL		/* 1 Mbit/s */
 #define HBM_MAX_RATE_BPS	400000000000ULL		/* 400 Gbit/s */
@@ -130,6 +132,8 @@ struct hbm_inst_info {
 	__u32 qlen;		/* packets queued */
 	__u32 flows;		/* backlogged flows */
 	__u64 backlog;		/* bytes queued */
+	__u32 idle_flows;	/* emptied flows still in the flow table */
+	__u32 __pad;
 };
 
 #endif /* HBM_H */

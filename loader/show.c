@@ -26,6 +26,7 @@ struct hbm_dev_stats {
 	bool marker;		/* the ECN marker is on its tcx egress hook */
 	__u64 qlen;		/* summed over the device's instances */
 	__u64 flows;
+	__u64 idle_flows;
 	__u64 backlog;
 };
 
@@ -99,6 +100,7 @@ static int hbm_sum_instances(const struct hbm_maps *maps,
 				continue;
 			st[i].qlen += info->qlen;
 			st[i].flows += info->flows;
+			st[i].idle_flows += info->idle_flows;
 			st[i].backlog += info->backlog;
 			break;
 		}
@@ -222,8 +224,9 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		for (j = 0; j < HBM_DROP_MAX; j++)
 			printf("\"%s\":%llu,", hbm_drop_names[j], k->drops[j]);
 		printf("\"total\":%llu}", hbm_total_drops(k));
-		printf(",\"qlen\":%llu,\"flows\":%llu,\"backlog\":%llu}",
-		       st[i].qlen, st[i].flows, st[i].backlog);
+		printf(",\"qlen\":%llu,\"flows\":%llu,\"idle_flows\":%llu,\"backlog\":%llu}",
+		       st[i].qlen, st[i].flows, st[i].idle_flows,
+		       st[i].backlog);
 	}
 	printf("]}\n");
 }
@@ -283,7 +286,8 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		hbm_fmt_time(a, sizeof(a), k->delta_ns > 0 ? k->delta_ns : 0);
 		HBM_KV("vq delay", "%s", a);
 		HBM_KV("qlen", "%llu", st[i].qlen);
-		HBM_KV("flows", "%llu", st[i].flows);
+		HBM_KV("flows", "%llu backlogged, %llu idle", st[i].flows,
+		       st[i].idle_flows);
 		HBM_KV("backlog", "%llu", st[i].backlog);
 	}
 }

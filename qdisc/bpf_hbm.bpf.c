@@ -25,10 +25,15 @@
  *    backlogged and after each dequeue. A packet that arrives with an
  *    earlier departure than the current head waits for that head, as in
  *    fq's throttled flows.
- *  - a flow exists only while it has packets: an emptied flow is freed at
- *    once, so the flow table needs no separate garbage collector and holds
- *    at most as many flows as packets are queued. When the table is full a
- *    packet joins the instance's overflow flow instead of being dropped.
+ *  - an emptied flow stays in the flow table, idle, so that a flow whose
+ *    queue drains between packets (the common case below the rate) does
+ *    not allocate and free its flow for every packet (a third of the
+ *    qdisc's BPF time per packet, bench/profile.sh). Each instance lists
+ *    its idle flows oldest first; whenever a packet needs a new flow, the
+ *    garbage collector frees up to two that have been idle for over
+ *    hbm_flow_idle_ns (1 s), so freeing keeps pace with creating. When
+ *    the table is full anyway, a packet joins the instance's overflow
+ *    flow instead of being dropped.
  *
  * BPF qdiscs have no private data: each instance's state is keyed by
  * (ifindex, netns, parent, handle), so mq children keep their own queues,
@@ -64,6 +69,10 @@ char _license[] SEC("license") = "GPL";
 /* Load-time constants: the defaults an unconfigured device gets. */
 const volatile struct hbm_config hbm_defaults = HBM_CONFIG_DEFAULT;
 const volatile __u64 hbm_timer_slack_ns = HBM_DEF_SLACK_NS;
+const volatile __u64 hbm_flow_idle_ns = HBM_DEF_FLOW_IDLE_NS;
+
+/* Idle flows the garbage collector may free per flow created. */
+#define HBM_GC_BUDGET		2
 
 struct hbm_skb_node {
 	__u64 departure;
@@ -73,12 +82,15 @@ struct hbm_skb_node {
 
 struct hbm_flow {
 	struct bpf_rb_node rb;		/* in hbm_inst.flows while backlogged */
+	struct bpf_list_node idle_node;	/* in hbm_inst.idle while listed */
 	__u64 head;			/* rb's key: departure of the head */
 	__u64 hash;
+	__u64 idle_since;		/* when it last emptied */
 	__u32 qlen;
+	__u32 listed;			/* idle_node is in hbm_inst.idle */
 	struct bpf_spin_lock lock;
 	struct bpf_rb_root queue __contains(hbm_skb_node, node);
-	struct bpf_refcount ref;	/* held by the flow table and the tree */
+	struct bpf_refcount ref;	/* held by the table, tree and list */
 };
 
 struct hbm_flow_key {
@@ -90,10 +102,16 @@ struct hbm_flow_slot {
 	struct hbm_flow __kptr *flow;
 };
 
+/*
+ * A flow is listed in idle when it empties, and stays listed if it fills
+ * and empties again: the GC, finding it busy or refreshed, unlists it or
+ * moves it to the tail. Only the GC and the purge take flows off the list.
+ */
 struct hbm_inst {
 	struct hbm_inst_info info;
-	struct bpf_spin_lock lock;
+	struct bpf_spin_lock lock;	/* for flows and idle */
 	struct bpf_rb_root flows __contains(hbm_flow, rb);
+	struct bpf_list_head idle __contains(hbm_flow, idle_node);
 };
 
 struct {
@@ -232,19 +250,89 @@ static __always_inline void hbm_slot_free(struct hbm_flow_key *fk)
 		bpf_map_delete_elem(&hbm_flows, fk);
 }
 
-/* Put a flow back in its table slot, or free both if it has no packets. */
-static __always_inline void hbm_flow_put(struct hbm_flow_slot *slot,
-					 struct hbm_flow *flow,
-					 struct hbm_flow_key *fk)
+/*
+ * An empty flow becomes idle: counted, stamped and, unless it still is,
+ * listed for the GC. Takes a reference to the flow (the list's, or dropped).
+ */
+static __always_inline void hbm_flow_idle(struct hbm_inst *inst,
+					  struct hbm_flow *flow, __u64 now)
 {
-	if (flow->qlen == 0 && fk->hash != HBM_OVERFLOW_HASH) {
+	flow->idle_since = now;
+	inst->info.idle_flows++;
+	if (flow->listed) {
 		hbm_obj_drop(flow);
-		bpf_map_delete_elem(&hbm_flows, fk);
 		return;
+	}
+	flow->listed = 1;
+	bpf_spin_lock(&inst->lock);
+	hbm_list_push_back(&inst->idle, &flow->idle_node);
+	bpf_spin_unlock(&inst->lock);
+}
+
+/* Put a flow back in its table slot; one left empty becomes idle. */
+static __always_inline void hbm_flow_put(struct hbm_inst *inst,
+					 struct hbm_flow_slot *slot,
+					 struct hbm_flow *flow,
+					 struct hbm_flow_key *fk, __u64 now)
+{
+	struct hbm_flow *ref;
+
+	if (flow->qlen == 0 && fk->hash != HBM_OVERFLOW_HASH) {
+		ref = hbm_refcount_acquire(flow);
+		if (ref)
+			hbm_flow_idle(inst, ref, now);
 	}
 	flow = bpf_kptr_xchg(&slot->flow, flow);
 	if (flow)
 		hbm_obj_drop(flow);
+}
+
+/* Take the instance's first listed flow off its idle list, or NULL. */
+static __always_inline struct hbm_flow *hbm_idle_pop(struct hbm_inst *inst)
+{
+	struct bpf_list_node *n;
+
+	bpf_spin_lock(&inst->lock);
+	n = bpf_list_pop_front(&inst->idle);
+	bpf_spin_unlock(&inst->lock);
+	return n ? container_of(n, struct hbm_flow, idle_node) : NULL;
+}
+
+/*
+ * Free up to HBM_GC_BUDGET flows idle for over hbm_flow_idle_ns from the
+ * head of the instance's idle list. A listed flow that got packets again
+ * is unlisted (it is listed anew when it empties); one that emptied again
+ * since it was listed goes back to the tail, and the pass ends there.
+ */
+static __always_inline void hbm_flow_gc(struct hbm_inst *inst,
+					struct hbm_inst_key *ik, __u64 now)
+{
+	struct hbm_flow_key fk;
+	struct hbm_flow *flow;
+	int i;
+
+	fk.inst = *ik;
+	bpf_for(i, 0, HBM_GC_BUDGET) {
+		flow = hbm_idle_pop(inst);
+		if (!flow)
+			return;
+		if (flow->qlen == 0 && now - flow->idle_since < hbm_flow_idle_ns) {
+			bpf_spin_lock(&inst->lock);
+			hbm_list_push_back(&inst->idle, &flow->idle_node);
+			bpf_spin_unlock(&inst->lock);
+			return;
+		}
+		flow->listed = 0;
+		fk.hash = flow->hash;
+		if (flow->qlen) {
+			hbm_obj_drop(flow);
+			continue;
+		}
+		hbm_obj_drop(flow);
+		hbm_slot_free(&fk);
+		if (inst->info.idle_flows)
+			inst->info.idle_flows--;
+	}
 }
 
 SEC("struct_ops")
@@ -291,6 +379,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (!slot) {
 		struct hbm_flow_slot empty = {};
 
+		hbm_flow_gc(inst, &fk.inst, now);
 		if (!bpf_map_update_elem(&hbm_flows, &fk, &empty, BPF_NOEXIST))
 			slot = bpf_map_lookup_elem(&hbm_flows, &fk);
 		if (!slot) {
@@ -315,15 +404,21 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		flow->qlen = 0;
 		flow->head = 0;
 		flow->hash = fk.hash;
+		flow->idle_since = 0;
+		flow->listed = 0;
+	} else if (flow->qlen == 0 && fk.hash != HBM_OVERFLOW_HASH) {
+		/* An idle flow in use again (its put counts it idle anew). */
+		if (inst->info.idle_flows)
+			inst->info.idle_flows--;
 	}
 	if (fk.hash != HBM_OVERFLOW_HASH && flow->qlen >= cfg.flow_limit) {
-		hbm_flow_put(slot, flow, &fk);
+		hbm_flow_put(inst, slot, flow, &fk, now);
 		reason = HBM_DROP_FLOW_LIMIT;
 		goto drop;
 	}
 	skbn = hbm_obj_new(struct hbm_skb_node);
 	if (!skbn) {
-		hbm_flow_put(slot, flow, &fk);
+		hbm_flow_put(inst, slot, flow, &fk, now);
 		goto drop;
 	}
 
@@ -354,7 +449,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 
 	if (v == HBM_DROP) {
 		hbm_obj_drop(skbn);
-		hbm_flow_put(slot, flow, &fk);
+		hbm_flow_put(inst, slot, flow, &fk, now);
 		reason = pkt.is_tcp || delta > (__s64)hbm_drop_thresh(&cfg, pkt.len) ?
 			 HBM_DROP_THRESH : HBM_DROP_NONTCP;
 		goto drop;
@@ -396,7 +491,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	}
 	inst->info.qlen++;
 	inst->info.backlog += pkt.len;
-	hbm_flow_put(slot, flow, &fk);
+	hbm_flow_put(inst, slot, flow, &fk, now);
 
 	return v == HBM_CN ? NET_XMIT_CN : NET_XMIT_SUCCESS;
 
@@ -467,12 +562,12 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 		hbm_rbtree_add(&inst->flows, &flow->rb, hbm_flow_less);
 		bpf_spin_unlock(&inst->lock);
 	} else {
-		/* Emptied: free it; the table's reference goes with its slot. */
-		fk.hash = flow->hash;
-		hbm_obj_drop(flow);
+		/* Emptied: it stays in its slot, idle, with the tree's ref. */
 		inst->info.flows--;
-		if (fk.hash != HBM_OVERFLOW_HASH)
-			hbm_slot_free(&fk);
+		if (flow->hash == HBM_OVERFLOW_HASH)
+			hbm_obj_drop(flow);
+		else
+			hbm_flow_idle(inst, flow, now);
 	}
 	if (!skb)
 		goto rearm;
@@ -496,12 +591,33 @@ rearm:
 	return NULL;
 }
 
+/*
+ * A packet freed before it left gives its slot back, as a dropped one
+ * does: otherwise a reset (link down) with a deep backlog would leave the
+ * device's clock that far ahead, and every packet after it would wait.
+ */
+static __always_inline void hbm_class_refund(struct hbm_class *cls,
+					     __u32 len, __u64 rate_bps)
+{
+	struct hbm_vq vq;
+
+	bpf_spin_lock(&cls->lock);
+	vq.time = cls->vq_time;
+	vq.rem = cls->vq_rem;
+	hbm_vq_refund(&vq, len, rate_bps);
+	cls->vq_time = vq.time;
+	cls->vq_rem = vq.rem;
+	bpf_spin_unlock(&cls->lock);
+}
+
 /* Free every packet and flow of an instance; returns packets freed. */
 static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 				       struct hbm_inst_key *ik)
 {
 	struct hbm_skb_node *skbn;
 	struct hbm_flow_key fk;
+	struct hbm_config cfg;
+	struct hbm_class *cls;
 	struct bpf_rb_node *n;
 	struct hbm_flow *flow;
 	struct sk_buff *skb;
@@ -509,6 +625,8 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 	int i, j;
 
 	fk.inst = *ik;
+	cls = bpf_map_lookup_elem(&hbm_classes, ik);
+	hbm_config_of((struct hbm_dev_key *)ik, &cfg);
 	bpf_for(i, 0, HBM_DRAIN_MAX) {
 		bpf_spin_lock(&inst->lock);
 		n = bpf_rbtree_first(&inst->flows);
@@ -530,17 +648,33 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 			skb = bpf_kptr_xchg(&skbn->skb, NULL);
 			hbm_obj_drop(skbn);
 			if (skb) {
+				if (cls)
+					hbm_class_refund(cls, hbm_pkt_len(skb),
+							 cfg.rate_bps);
 				bpf_kfree_skb(skb);
 				freed++;
 			}
 		}
+		/* The overflow flow keeps its slot: it must count empty. */
+		flow->qlen = 0;
 		fk.hash = flow->hash;
 		hbm_obj_drop(flow);
 		if (fk.hash != HBM_OVERFLOW_HASH)
 			hbm_slot_free(&fk);
 	}
+	/* Then the idle flows (a slot freed above is simply not found). */
+	bpf_for(i, 0, HBM_DRAIN_MAX) {
+		flow = hbm_idle_pop(inst);
+		if (!flow)
+			break;
+		flow->listed = 0;
+		fk.hash = flow->hash;
+		hbm_obj_drop(flow);
+		hbm_slot_free(&fk);
+	}
 	inst->info.qlen = 0;
 	inst->info.flows = 0;
+	inst->info.idle_flows = 0;
 	inst->info.backlog = 0;
 	return freed;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * BPF-side helpers for bpf_hbm: the graph (rbtree) kfunc wrappers and the
+ * BPF-side helpers for bpf_hbm: the graph (rbtree, list) kfunc wrappers and the
  * qdisc cb accessors. The kfunc prototypes themselves come from vmlinux.h.
  */
 #ifndef HBM_GRAPH_BPF_H
@@ -20,6 +20,8 @@
 	((typeof(p))bpf_refcount_acquire_impl(p, NULL))
 #define hbm_rbtree_add(root, node, less) \
 	bpf_rbtree_add_impl(root, node, less, NULL, 0)
+#define hbm_list_push_back(head, node) \
+	bpf_list_push_back_impl(head, node, NULL, 0)
 
 #ifndef container_of
 #define container_of(ptr, type, member) \

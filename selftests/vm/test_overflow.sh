@@ -6,8 +6,12 @@
 # release about 120 a second; thresholds far out, so nothing is dropped
 # for delay). The flows that find no slot share the instance's overflow
 # flow instead of being dropped: no packet is lost, the backlogged flows
-# stay within the table, and the overflow flow holds the rest. Detach
-# frees all of it.
+# stay within the table, and the overflow flow holds the rest. A reset
+# (link down) frees all of it and gives the device's clock back the
+# backlog's 10 minutes, so traffic passes at once after it. The table
+# then fills again, and with the rate raised every packet drains, the
+# overflow flow's included: after a reset it must count empty, or the
+# packets it takes later would never leave.
 . "$(dirname "$0")/lib.sh"
 
 N=75000
@@ -35,6 +39,30 @@ assert_le "$flows" 65536 "backlogged flows within the table"
 # overflow flow's (a hash collision would add one or two).
 assert_gt "$((qlen - flows))" 1000 "the overflow flow holds the rest ($((qlen - flows)) packets)"
 hbm_report "$N flows: $flows backlogged flows for $qlen queued packets, $out sent on"
+
+inA ip link set dev "$DEV_A" down
+assert_eq "$(hbm_qdisc qlen)" 0 "link down: the reset freed every queued packet"
+assert_eq "$(hbm_stat flows)" 0 "and every flow"
+inA ip link set dev "$DEV_A" up
+# The backlog's slots went back to the clock with it: traffic passes at
+# once (this ping also resolves the neighbour the link down flushed).
+assert_ok "traffic passes after the reset" inA ping -c 1 -W 2 "$ADDR_B"
+
+# A rate at which the table still fills but the backlog drains in 30 s:
+# packets keep the departure times they were given, so raising the rate
+# later would not hurry them.
+N2=100000
+assert_ok "rate 30mbit" inA "$HBM" set "$DEV_A" --rate 30mbit
+res=$(inA "$HBM_TOOLS/flood" -s "$ADDR_A" -d "$ADDR_B" -f $N2 -c $N2 -l 1000)
+qlen=$(hbm_qdisc qlen)
+assert_gt "$((qlen - $(hbm_stat flows)))" 1000 "the table full again: the overflow flow in use ($qlen queued, $res)"
+for _ in $(seq 120); do
+	qlen=$(hbm_qdisc qlen)
+	[ "$qlen" = 0 ] && break
+	sleep 0.5
+done
+assert_eq "$qlen" 0 "every packet leaves within a minute, the overflow flow's too"
+assert_eq "$(hbm_stat drops.total)" 0 "still no packet dropped"
 
 assert_ok "detach" inA "$HBM" detach "$DEV_A"
 assert_eq "\"$(hbm_qdisc kind)\"" '"noqueue"' "back to the default qdisc"
