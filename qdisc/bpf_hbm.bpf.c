@@ -750,10 +750,18 @@ void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 	bpf_map_delete_elem(&hbm_flows, &fk);
 	bpf_map_delete_elem(&hbm_instances, &fk.inst);
 
-	/* The last instance on a device takes the rate class with it. */
+	/*
+	 * The last instance on a device takes the rate class with it. The
+	 * configuration stays for the next `tc qdisc add`, unless the device
+	 * itself is going away: its ifindex, and its namespace's inode number,
+	 * may name another device later, which must not inherit it.
+	 */
 	cls = bpf_map_lookup_elem(&hbm_classes, &fk.inst);
-	if (cls && __sync_fetch_and_sub(&cls->instances, 1) == 1)
+	if (cls && __sync_fetch_and_sub(&cls->instances, 1) == 1) {
 		bpf_map_delete_elem(&hbm_classes, &fk.inst);
+		if (sch->dev_queue->dev->reg_state != NETREG_REGISTERED)
+			bpf_map_delete_elem(&hbm_config, &fk.inst);
+	}
 }
 
 /*

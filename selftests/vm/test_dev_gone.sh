@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A device deleted with bpf_hbm attached takes its configuration with it:
+# a new device that gets the same ifindex in the same namespace (as a
+# container's veth often does) starts from the defaults, not from the
+# deleted device's rate. `tc qdisc del` alone keeps the configuration for
+# the next `tc qdisc add`.
+. "$(dirname "$0")/lib.sh"
+
+cfg() { inA "$HBM" show "$DEV_A" --json | jq -r ".devices[0].$1 // empty"; }
+
+hbm_veth_setup || hbm_fatal "veth setup"
+idx=$(inA cat "/sys/class/net/$DEV_A/ifindex")
+assert_ok "attach --rate 7mbit" inA "$HBM" attach "$DEV_A" --rate 7mbit \
+	--parent root || hbm_done
+
+assert_ok "tc qdisc del" inA tc qdisc del dev "$DEV_A" root
+assert_ok "tc qdisc add ... bpf_hbm" inA tc qdisc add dev "$DEV_A" root bpf_hbm
+assert_eq "$(cfg config.rate_bps)" 7000000 "the configuration outlives tc qdisc del"
+
+assert_ok "delete the device" inA ip link del "$DEV_A"
+assert_ok "a new device with ifindex $idx" ip link add "$DEV_A" index "$idx" \
+	netns "$NS_A" type veth peer name "$DEV_B" netns "$NS_B"
+assert_eq "$(inA cat "/sys/class/net/$DEV_A/ifindex")" "$idx" "the same ifindex"
+inA ip link set "$DEV_A" up
+assert_ok "tc qdisc add ... bpf_hbm" inA tc qdisc add dev "$DEV_A" root bpf_hbm
+assert_eq "\"$(cfg 'configured | tostring')\"" '"false"' "no configuration left for it"
+assert_eq "$(cfg config.rate_bps)" 1000000000 "the default rate, not the deleted device's"
+inA "$HBM" show "$DEV_A"
+hbm_done
