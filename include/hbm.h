@@ -33,6 +33,8 @@
 #define HBM_DEF_SLACK_NS	(10 * HBM_NSEC_PER_USEC)
 /* How long an emptied flow stays cached before the GC may free it. */
 #define HBM_DEF_FLOW_IDLE_NS	(1 * HBM_NSEC_PER_SEC)
+#define HBM_MIN_FLOW_IDLE_NS	(HBM_NSEC_PER_SEC / 1000)
+#define HBM_MAX_FLOW_IDLE_NS	(3600 * HBM_NSEC_PER_SEC)
 
 #define HBM_MIN_RATE_BPS	1000000ULL		/* 1 Mbit/s */
 #define HBM_MAX_RATE_BPS	400000000000ULL		/* 400 Gbit/s */

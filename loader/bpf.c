@@ -274,6 +274,9 @@ static int hbm_load_error(int err, const char *what)
 		       strerror(-err));
 }
 
+/* load --flow-idle: the rodata a fresh load gets; 0 keeps the default. */
+static __u64 hbm_flow_idle_ns;
+
 static int hbm_load_fresh(void)
 {
 	char path[128], pinned[HBM_PIN_MAPS] = {};
@@ -296,6 +299,8 @@ static int hbm_load_fresh(void)
 		err = hbm_load_error(-errno, "couldn't open the BPF object");
 		goto out;
 	}
+	if (hbm_flow_idle_ns)
+		skel->rodata->hbm_flow_idle_ns = hbm_flow_idle_ns;
 	err = bpf_hbm__load(skel);
 	if (err) {
 		err = hbm_load_error(err, "the kernel refused the BPF programs");
@@ -529,12 +534,18 @@ int hbm_class_keys(int classes_fd, struct hbm_dev_key **keys, int *n)
 	return 0;
 }
 
-int hbm_cmd_load(void)
+int hbm_cmd_load(__u64 flow_idle_ns)
 {
 	bool fresh;
 
+	hbm_flow_idle_ns = flow_idle_ns;
 	if (hbm_bpf_load(&fresh)) {
 		hbm_fail("load", HBM_KIND);
+		return HBM_EXIT_FAIL;
+	}
+	if (!fresh && flow_idle_ns) {
+		hbm_error("load", HBM_KIND,
+			  "already loaded: --flow-idle applies to a fresh load (bpf-hbm unload first)");
 		return HBM_EXIT_FAIL;
 	}
 	if (fresh)

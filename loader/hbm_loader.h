@@ -69,7 +69,7 @@ int hbm_bpf_unload(void);
 int hbm_maps_open(struct hbm_maps *maps);
 void hbm_maps_close(struct hbm_maps *maps);
 int hbm_class_keys(int classes_fd, struct hbm_dev_key **keys, int *n);
-int hbm_cmd_load(void);
+int hbm_cmd_load(__u64 flow_idle_ns);
 int hbm_cmd_unload(bool force);
 
 /* marker.c: the ECN marker on a device's tcx egress hook */

@@ -141,6 +141,7 @@ enum {
 	OPT_JSON,
 	OPT_WATCH,
 	OPT_ECN,
+	OPT_FLOW_IDLE,
 };
 
 #define HBM_COMMON_OPTS						\
@@ -161,6 +162,12 @@ enum {
 
 static const struct option hbm_opts_plain[] = {
 	HBM_COMMON_OPTS,
+	{}
+};
+
+static const struct option hbm_opts_load[] = {
+	HBM_COMMON_OPTS,
+	{ "flow-idle", required_argument, NULL, OPT_FLOW_IDLE },
 	{}
 };
 
@@ -214,6 +221,7 @@ struct hbm_args {
 	bool json;
 	const char *dev;
 	unsigned int watch;
+	uint64_t flow_idle_ns;		/* load's; 0: the object's default */
 	struct hbm_attach_args attach;	/* also set's dev and opts */
 	char err[HBM_ERRSZ];		/* the first usage error */
 };
@@ -229,7 +237,7 @@ struct hbm_cmd {
 
 static int hbm_run_load(const struct hbm_args *a)
 {
-	return hbm_cmd_load();
+	return hbm_cmd_load(a->flow_idle_ns);
 }
 
 static int hbm_run_unload(const struct hbm_args *a)
@@ -269,11 +277,14 @@ static int hbm_run_detach(const struct hbm_args *a)
 }
 
 static const struct hbm_cmd hbm_cmds[] = {
-	{ "load", hbm_opts_plain, false, false,
-	  "Usage: bpf-hbm load [-v]\n"
+	{ "load", hbm_opts_load, false, false,
+	  "Usage: bpf-hbm load [-v] [--flow-idle TIME]\n"
 	  "Load bpf_hbm, register the \"bpf_hbm\" qdisc kind and pin it in\n"
 	  HBM_PIN_DIR " (mounting bpffs if needed). Does nothing if\n"
-	  "it is loaded; stale pins are removed first.\n",
+	  "it is loaded; stale pins are removed first.\n"
+	  "  --flow-idle TIME   how long an emptied flow stays cached before\n"
+	  "                     it may be freed (default 1s, 1ms..1h); only\n"
+	  "                     when this command loads bpf_hbm\n",
 	  hbm_run_load },
 	{ "unload", hbm_opts_unload, false, false,
 	  "Usage: bpf-hbm unload [-v] [--force]\n"
@@ -376,6 +387,13 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 		break;
 	case OPT_JSON:
 		a->json = true;
+		break;
+	case OPT_FLOW_IDLE:
+		if (hbm_parse_time(optarg, &a->flow_idle_ns) ||
+		    a->flow_idle_ns < HBM_MIN_FLOW_IDLE_NS ||
+		    a->flow_idle_ns > HBM_MAX_FLOW_IDLE_NS)
+			hbm_usage_err(a, "invalid flow idle time '%s' (1ms..1h)",
+				      optarg);
 		break;
 	case OPT_WATCH:
 		if (hbm_parse_u32(optarg, &secs) || !secs)

@@ -31,9 +31,10 @@
  *    qdisc's BPF time per packet, bench/profile.sh). Each instance lists
  *    its idle flows oldest first; whenever a packet needs a new flow, the
  *    garbage collector frees up to two that have been idle for over
- *    hbm_flow_idle_ns (1 s), so freeing keeps pace with creating. When
- *    the table is full anyway, a packet joins the instance's overflow
- *    flow instead of being dropped.
+ *    hbm_flow_idle_ns (1 s, `bpf-hbm load --flow-idle`), so freeing
+ *    keeps pace with creating; with nothing queued, the watchdog runs
+ *    the GC instead. When the table is full anyway, a packet joins the
+ *    instance's overflow flow instead of being dropped.
  *
  * BPF qdiscs have no private data: each instance's state is keyed by
  * (ifindex, netns, parent, handle), so mq children keep their own queues,
@@ -71,8 +72,14 @@ const volatile struct hbm_config hbm_defaults = HBM_CONFIG_DEFAULT;
 const volatile __u64 hbm_timer_slack_ns = HBM_DEF_SLACK_NS;
 const volatile __u64 hbm_flow_idle_ns = HBM_DEF_FLOW_IDLE_NS;
 
-/* Idle flows the garbage collector may free per flow created. */
+/*
+ * Idle flows the garbage collector may free per flow created, and per pass
+ * while the instance has nothing queued; passes follow each other this
+ * closely while they find old flows.
+ */
 #define HBM_GC_BUDGET		2
+#define HBM_GC_QUIET_BUDGET	64
+#define HBM_GC_QUIET_STEP_NS	(1000 * 1000ULL)
 
 struct hbm_skb_node {
 	__u64 departure;
@@ -112,6 +119,8 @@ struct hbm_inst {
 	struct bpf_spin_lock lock;	/* for flows and idle */
 	struct bpf_rb_root flows __contains(hbm_flow, rb);
 	struct bpf_list_head idle __contains(hbm_flow, idle_node);
+	__u64 gc_next;			/* the next pass while quiet */
+	__u64 gc_armed;			/* gc_next the watchdog is set for */
 };
 
 struct {
@@ -299,28 +308,30 @@ static __always_inline struct hbm_flow *hbm_idle_pop(struct hbm_inst *inst)
 }
 
 /*
- * Free up to HBM_GC_BUDGET flows idle for over hbm_flow_idle_ns from the
- * head of the instance's idle list. A listed flow that got packets again
- * is unlisted (it is listed anew when it empties); one that emptied again
+ * Free up to @budget flows idle for over hbm_flow_idle_ns from the head of
+ * the instance's idle list. A listed flow that got packets again is
+ * unlisted (it is listed anew when it empties); one that emptied again
  * since it was listed goes back to the tail, and the pass ends there.
+ * Returns whether the budget ran out first (more may be due).
  */
-static __always_inline void hbm_flow_gc(struct hbm_inst *inst,
-					struct hbm_inst_key *ik, __u64 now)
+static __always_inline bool hbm_flow_gc(struct hbm_inst *inst,
+					struct hbm_inst_key *ik, __u64 now,
+					int budget)
 {
 	struct hbm_flow_key fk;
 	struct hbm_flow *flow;
 	int i;
 
 	fk.inst = *ik;
-	bpf_for(i, 0, HBM_GC_BUDGET) {
+	bpf_for(i, 0, budget) {
 		flow = hbm_idle_pop(inst);
 		if (!flow)
-			return;
+			return false;
 		if (flow->qlen == 0 && now - flow->idle_since < hbm_flow_idle_ns) {
 			bpf_spin_lock(&inst->lock);
 			hbm_list_push_back(&inst->idle, &flow->idle_node);
 			bpf_spin_unlock(&inst->lock);
-			return;
+			return false;
 		}
 		flow->listed = 0;
 		fk.hash = flow->hash;
@@ -333,6 +344,38 @@ static __always_inline void hbm_flow_gc(struct hbm_inst *inst,
 		if (inst->info.idle_flows)
 			inst->info.idle_flows--;
 	}
+	return true;
+}
+
+/*
+ * With nothing queued, collect idle flows on a timer: an instance that
+ * went quiet creates no flows, so the GC on that path would leave its idle
+ * flows in the table all instances share. The watchdog is free then (no
+ * packet waits for it); the next packet to wait re-arms it for itself, and
+ * the queue emptying again brings this timer back.
+ */
+static __always_inline void hbm_quiet_gc(struct Qdisc *sch,
+					 struct hbm_inst *inst,
+					 struct hbm_inst_key *ik, __u64 now)
+{
+	bool more;
+
+	if (!inst->info.idle_flows)
+		return;
+	if (now >= inst->gc_next) {
+		more = hbm_flow_gc(inst, ik, now, HBM_GC_QUIET_BUDGET);
+		inst->gc_next = now + (more ? HBM_GC_QUIET_STEP_NS :
+					      hbm_flow_idle_ns / 2);
+		if (!inst->info.idle_flows)
+			return;
+	}
+	if (inst->gc_armed == inst->gc_next)
+		return;		/* set already: spare the kfunc per packet */
+	inst->gc_armed = inst->gc_next;
+	/* Slack: a pass half a second away may well wait for other timers. */
+	bpf_qdisc_watchdog_schedule(sch, inst->gc_next,
+				    inst->gc_next - now > HBM_GC_QUIET_STEP_NS ?
+				    hbm_flow_idle_ns / 8 : HBM_GC_QUIET_STEP_NS);
 }
 
 SEC("struct_ops")
@@ -379,7 +422,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (!slot) {
 		struct hbm_flow_slot empty = {};
 
-		hbm_flow_gc(inst, &fk.inst, now);
+		hbm_flow_gc(inst, &fk.inst, now, HBM_GC_BUDGET);
 		if (!bpf_map_update_elem(&hbm_flows, &fk, &empty, BPF_NOEXIST))
 			slot = bpf_map_lookup_elem(&hbm_flows, &fk);
 		if (!slot) {
@@ -525,11 +568,13 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	n = bpf_rbtree_first(&inst->flows);
 	if (!n) {
 		bpf_spin_unlock(&inst->lock);
+		hbm_quiet_gc(sch, inst, &fk.inst, now);
 		return NULL;
 	}
 	at = container_of(n, struct hbm_flow, rb)->head;
 	if (at > now) {
 		bpf_spin_unlock(&inst->lock);
+		inst->gc_armed = 0;	/* the watchdog is the packet's now */
 		bpf_qdisc_watchdog_schedule(sch, at, hbm_timer_slack_ns);
 		return NULL;
 	}
@@ -587,6 +632,7 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 
 rearm:
 	/* Unreachable with a consistent tree; never leave packets stranded. */
+	inst->gc_armed = 0;
 	bpf_qdisc_watchdog_schedule(sch, now, hbm_timer_slack_ns);
 	return NULL;
 }
@@ -676,6 +722,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 	inst->info.flows = 0;
 	inst->info.idle_flows = 0;
 	inst->info.backlog = 0;
+	inst->gc_armed = 0;
 	return freed;
 }
 

@@ -2,14 +2,24 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # An emptied flow stays in the flow table, idle, so that its next packet
-# finds it; once idle for over a second (hbm_flow_idle_ns) the garbage
-# collector frees it as new flows arrive, up to two per new flow, so the
-# table does not fill with flows that ended. Each wave is 1000 flows of
-# one 64-byte packet, at a rate far above what the flood sends, so every
-# flow empties at once.
+# finds it; once idle for longer than the flow idle time (`load
+# --flow-idle`, 3 s here: wide of TCG's stalls) the garbage collector
+# frees it as new flows arrive, up to two per new flow, and on a timer
+# while the instance has nothing queued, so the table does not fill with
+# flows that ended. Each wave is 1000 flows of one 64-byte packet, at a
+# rate far above what the flood sends, so every flow empties at once.
 . "$(dirname "$0")/lib.sh"
 
 N=1000
+
+"$HBM" unload >/dev/null || hbm_fatal "unload before the test"
+assert_ok "load --flow-idle 3s" "$HBM" load --flow-idle 3s || hbm_done
+"$HBM" load --flow-idle 2s >"/tmp/$HBM_TEST.out" 2>&1
+st=$?
+cat "/tmp/$HBM_TEST.out"
+assert_eq "$st" 1 "load --flow-idle when loaded: refused"
+assert_ok "... saying why" grep -q \
+	"already loaded: --flow-idle applies to a fresh load" "/tmp/$HBM_TEST.out"
 
 hbm_veth_setup || hbm_fatal "veth setup"
 assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root --rate 10gbit ||
@@ -27,20 +37,31 @@ assert_eq "$(hbm_stat flows)" 0 "the queue drained: no backlogged flow"
 # A little other traffic (neighbour discovery) may add a flow or two.
 assert_between "$idle1" $N $((N + 10)) "the $N emptied flows stay, idle ($idle1)"
 
-# Within the second, the same flows again: found, not added.
+# Within the idle time, the same flows again: found, not added.
 wave 0
 idle2=$(hbm_stat idle_flows)
 assert_between "$idle2" $N $((N + 10)) "the same flows again reuse theirs ($idle2)"
 
-# Over a second later, other flows: each frees up to two of the old ones.
-sleep 1.2
+# Past the idle time, other flows: each frees up to two of the old ones.
+sleep 3.2
 wave $N
 idle3=$(hbm_stat idle_flows)
 assert_between "$idle3" $N $((N + 10)) \
-	"$N new flows after a second idle: the old $N freed ($idle3 idle, $((2 * N)) without GC)"
+	"$N new flows after 3 s idle: the old $N freed ($idle3 idle, $((2 * N)) without GC)"
 assert_eq "$(hbm_stat drops.total)" 0 "no packet dropped"
+
+# Then quiet: no new flow comes to collect them, the watchdog does.
+sleep 2.5	# the idle time, less what the wave and the probes took
+t=0
+for t in $(seq 20); do
+	sleep 0.5
+	idle4=$(hbm_stat idle_flows)
+	[ "$idle4" = 0 ] && break
+done
+assert_eq "$idle4" 0 "quiet: a timer frees the idle flows (2.5 s + $((t * 5))00 ms after the wave)"
 inA "$HBM" show "$DEV_A"
-hbm_report "idle flows: $idle1 after a wave, $idle2 after the same again, $idle3 after a new wave"
+hbm_report "idle flows: $idle1 after a wave, $idle2 after the same again, $idle3 after a new wave, 0 at 2.5 s + $((t * 5))00 ms of quiet"
 
 assert_ok "detach" inA "$HBM" detach "$DEV_A"
+assert_ok "unload (later tests load the default)" "$HBM" unload
 hbm_done
