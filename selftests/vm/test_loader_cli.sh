@@ -237,7 +237,7 @@ assert_ok "--version names the ABI and libbpf" \
 
 # -h on every command prints its usage and runs nothing (no DEV needed).
 declare -A usage=(
-	[load]="Usage: bpf-hbm load [-v]"
+	[load]="Usage: bpf-hbm load [-v] [--flow-idle TIME]"
 	[unload]="Usage: bpf-hbm unload [-v] [--force]"
 	[attach]="Usage: bpf-hbm attach DEV [OPTION...]"
 	[set]="Usage: bpf-hbm set DEV OPTION..."
@@ -295,7 +295,11 @@ hbm_run "$HBM" show "$DEV" --json
 expect 1 "bpf-hbm: couldn't show bpf_hbm: not loaded (run bpf-hbm load)" "show, not loaded"
 hbm_run "$HBM" unload
 expect 0 "" "unload, not loaded" "bpf-hbm: bpf_hbm not loaded"
-no_pins "set/detach/show/unload, not loaded"
+for v in 0 500us 2h x; do
+	hbm_run "$HBM" load --flow-idle "$v"
+	expect 2 "bpf-hbm: couldn't load bpf_hbm: invalid flow idle time '$v' (1ms..1h)" "load --flow-idle $v"
+done
+no_pins "set/detach/show/unload/load --flow-idle, not loaded"
 mon_stop "bad input, not loaded"
 no_trace "bad input, not loaded" "$DEV" "$QD0"
 
