@@ -372,7 +372,7 @@ static __always_inline void hbm_quiet_gc(struct Qdisc *sch,
 	if (inst->gc_armed == inst->gc_next)
 		return;		/* set already: spare the kfunc per packet */
 	inst->gc_armed = inst->gc_next;
-	/* Slack: a pass half a second away may well wait for other timers. */
+	/* Slack: a pass half an idle time away may wait for other timers. */
 	bpf_qdisc_watchdog_schedule(sch, inst->gc_next,
 				    inst->gc_next - now > HBM_GC_QUIET_STEP_NS ?
 				    hbm_flow_idle_ns / 8 : HBM_GC_QUIET_STEP_NS);
