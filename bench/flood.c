@@ -10,9 +10,9 @@
  * flows told apart by their ports (FLOWS of them, round robin: source ports
  * 20000-59999, then the next destination port from 9 up; -o starts at
  * flow FIRST instead of 0, for a set of flows apart from an earlier
- * run's). One raw socket
- * writes them all: it is unconnected, so qdiscs that tell flows by socket
- * (fq) fall back to the packet's hash, as every other arrangement does.
+ * run's). One raw socket writes them all: it is unconnected, so qdiscs
+ * that tell flows by socket (fq) fall back to the packet's hash, as every
+ * other arrangement does.
  * Its send buffer is made large enough that a qdisc holding many packets
  * does not stall it. Prints "sent=N pps=N".
  */
@@ -72,7 +72,8 @@ int main(int argc, char **argv)
 	}
 	if (!src.s_addr || !dst.sin_addr.s_addr || flows < 1 ||
 	    flows > FLOOD_MAX_FLOWS || first < 0 ||
-	    first > FLOOD_MAX_FLOWS - flows || len < 0 || len > FLOOD_MAX_LEN || secs < 1)
+	    first > FLOOD_MAX_FLOWS - flows || len < 0 ||
+	    len > FLOOD_MAX_LEN || secs < 1)
 		goto usage;
 
 	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);

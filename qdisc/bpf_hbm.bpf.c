@@ -308,6 +308,23 @@ static __always_inline struct hbm_flow *hbm_idle_pop(struct hbm_inst *inst)
 }
 
 /*
+ * Let go of a flow taken off the idle list: the list's reference, and its
+ * table slot too unless it has packets again. Returns whether it was freed.
+ */
+static __always_inline bool hbm_idle_release(struct hbm_flow_key *fk,
+					     struct hbm_flow *flow)
+{
+	bool busy = flow->qlen;
+
+	flow->listed = 0;
+	fk->hash = flow->hash;
+	hbm_obj_drop(flow);
+	if (!busy)
+		hbm_slot_free(fk);
+	return !busy;
+}
+
+/*
  * Free up to @budget flows idle for over hbm_flow_idle_ns from the head of
  * the instance's idle list. A listed flow that got packets again is
  * unlisted (it is listed anew when it empties); one that emptied again
@@ -333,15 +350,7 @@ static __always_inline bool hbm_flow_gc(struct hbm_inst *inst,
 			bpf_spin_unlock(&inst->lock);
 			return false;
 		}
-		flow->listed = 0;
-		fk.hash = flow->hash;
-		if (flow->qlen) {
-			hbm_obj_drop(flow);
-			continue;
-		}
-		hbm_obj_drop(flow);
-		hbm_slot_free(&fk);
-		if (inst->info.idle_flows)
+		if (hbm_idle_release(&fk, flow) && inst->info.idle_flows)
 			inst->info.idle_flows--;
 	}
 	return true;
@@ -708,15 +717,15 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 		if (fk.hash != HBM_OVERFLOW_HASH)
 			hbm_slot_free(&fk);
 	}
-	/* Then the idle flows (a slot freed above is simply not found). */
+	/*
+	 * Then the idle flows, all empty now (a slot freed above is simply
+	 * not found).
+	 */
 	bpf_for(i, 0, HBM_DRAIN_MAX) {
 		flow = hbm_idle_pop(inst);
 		if (!flow)
 			break;
-		flow->listed = 0;
-		fk.hash = flow->hash;
-		hbm_obj_drop(flow);
-		hbm_slot_free(&fk);
+		hbm_idle_release(&fk, flow);
 	}
 	inst->info.qlen = 0;
 	inst->info.flows = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * BPF-side helpers for bpf_hbm: the graph (rbtree, list) kfunc wrappers and the
- * qdisc cb accessors. The kfunc prototypes themselves come from vmlinux.h.
+ * BPF-side helpers for bpf_hbm: the graph (rbtree, list) kfunc wrappers
+ * and the qdisc cb accessors. The kfunc prototypes themselves come from
+ * vmlinux.h.
  */
 #ifndef HBM_GRAPH_BPF_H
 #define HBM_GRAPH_BPF_H
