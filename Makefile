@@ -122,6 +122,9 @@ bench: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 5000 bench/run.sh \
 		$(if $(QUICK),--quick --out $(OUTPUT)/bench-quick,--out bench/results)
 
+bench-rate: all
+	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 3000 bench/rate.sh --out bench/results
+
 vmlinux:
 	$(Q)KERNEL=$(KERNEL) scripts/gen-vmlinux.sh
 
@@ -136,10 +139,11 @@ help:
 	@echo "make test-host           host tests only (no VM)"
 	@echo "make demo                boot the VM and show traffic being shaped"
 	@echo "make bench [QUICK=1]     bpf_hbm vs htb vs fq+EDT, results in bench/results/"
+	@echo "make bench-rate          where the rate goes: bulk TCP at the defaults and variants"
 	@echo "make vmlinux             regenerate vmlinux/vmlinux.h from KERNEL's BTF"
 	@echo "make clean               remove $(OUTPUT)"
 
-.PHONY: all test test-host demo bench vmlinux clean help
+.PHONY: all test test-host demo bench bench-rate vmlinux clean help
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/loader/*.d $(OUTPUT)/tests/*.d \
 	$(OUTPUT)/tools/*.d)

@@ -47,9 +47,7 @@ mkdir -p "$out"
 set -- # lib.sh reads $0 only
 . "$repo/selftests/vm/lib.sh"
 NS_A=hbm-bench-a NS_B=hbm-bench-b
-# bpffs names may not contain dots.
-STAMP=/sys/fs/bpf/hbm_bench_stamp
-STAMP_MAPS=/sys/fs/bpf/hbm_bench_maps
+. "$here/arrange.sh"
 
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 for m in veth sch_fq sch_htb tcp_dctcp; do modprobe -q "$m"; done
@@ -61,61 +59,6 @@ grep -qw dctcp /proc/sys/net/ipv4/tcp_allowed_congestion_control ||
 loaded_here=0
 [ -e /sys/fs/bpf/bpf_hbm/link ] || loaded_here=1
 "$HBM" load >/dev/null || exit 1
-
-le32() { printf '%02x %02x %02x %02x ' $(($1 & 255)) $((($1 >> 8) & 255)) \
-	$((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
-le64() { le32 $(($1 & 0xffffffff)); le32 $(($1 >> 32)); }
-
-# arrange ARR RATE_MBIT: shape A's egress
-arrange() {
-	local r=$(($2 * 1000000))
-	case $1 in
-	hbm)
-		inA "$HBM" attach "$DEV_A" --parent root --rate "${2}mbit" \
-			--burst "$HBM_VM_BURST" >/dev/null ;;
-	htb)
-		inA tc qdisc add dev "$DEV_A" root handle 1: htb default 1 &&
-		inA tc class add dev "$DEV_A" parent 1: classid 1:1 htb \
-			rate "${2}mbit" ceil "${2}mbit" 2>/dev/null ;;
-	fq)
-		inA tc qdisc add dev "$DEV_A" root fq ;;
-	fqedt)
-		rm -rf "$STAMP" "$STAMP_MAPS"
-		inA tc qdisc add dev "$DEV_A" root fq &&
-		bpftool prog load "$repo/build/edt_stamp.bpf.o" "$STAMP" \
-			type classifier pinmaps "$STAMP_MAPS" &&
-		# lock+pad, vq, cfg (rate burst mark drop drop_large horizon
-		# limit flow_limit large_pkt flags), counters
-		bpftool map update pinned "$STAMP_MAPS/hbm_stamp_state" \
-			key hex $(le32 0) value hex $(le64 0) $(le64 0) \
-			$(le64 0) $(le64 $r) $(le64 2000000) $(le64 50000) \
-			$(le64 500000) $(le64 480000) $(le64 10000000000) \
-			$(le32 10000) $(le32 100) $(le32 120) $(le32 0) \
-			$(le64 0) $(le64 0) $(le64 0) &&
-		# nsenter, not ip netns exec: that hides /sys/fs/bpf.
-		nsenter --net="/run/netns/$NS_A" bpftool net attach \
-			tcx_egress pinned "$STAMP" dev "$DEV_A" ;;
-	none) ;;
-	esac
-}
-
-# counters ARR: "packets drops ce" of the arrangement
-counters() {
-	local j
-	case $1 in
-	hbm)
-		inA "$HBM" show "$DEV_A" --json | jq -r '.devices[0] |
-			"\(.stats.packets) \(.drops.total) \(.stats.ce)"' ;;
-	htb|fq|none)
-		inA tc -s -j qdisc show dev "$DEV_A" root |
-			jq -r '.[0] | "\(.packets // 0) \(.drops // 0) 0"' ;;
-	fqedt)
-		j=$(bpftool map dump pinned "$STAMP_MAPS/hbm_stamp_state" -j)
-		echo "$(echo "$j" | jq -r '.[0].formatted.value.packets') \
-$(( $(echo "$j" | jq -r '.[0].formatted.value.drops') + $(inA tc -s -j qdisc show dev "$DEV_A" root | jq -r '.[0].drops // 0') )) \
-$(echo "$j" | jq -r '.[0].formatted.value.ce')" ;;
-	esac
-}
 
 kv() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
@@ -178,7 +121,7 @@ one() {
 			nbig ? b99 / nbig / 1000 : 0
 	}'
 	hbm_cleanup
-	rm -rf "$STAMP" "$STAMP_MAPS"
+	unarrange
 }
 
 {
@@ -230,7 +173,7 @@ cost() {
 	fi
 	echo "$arr,$flows,$rep,${BASH_REMATCH[1]:-0},$(( (rx1 - rx0) / COST_T )),$(($5 - $2))"
 	hbm_cleanup
-	rm -rf "$STAMP" "$STAMP_MAPS"
+	unarrange
 }
 
 cost_csv=$out/cost.csv

@@ -15,7 +15,7 @@
 #include <linux/bpf.h>		/* struct bpf_spin_lock */
 #endif
 
-#define HBM_ABI_VERSION		1
+#define HBM_ABI_VERSION		2
 
 #define HBM_NSEC_PER_USEC	1000ULL
 #define HBM_NSEC_PER_SEC	1000000000ULL
@@ -47,6 +47,20 @@
 /* hbm_config.flags */
 #define HBM_F_ECN		(1U << 0) /* a CE marker runs at tc egress */
 #define HBM_F_NO_CN		(1U << 1) /* never return NET_XMIT_CN */
+#define HBM_F_FIXED_BURST	(1U << 2) /* no credit for release lateness */
+#define HBM_F_ALL		(HBM_F_ECN | HBM_F_NO_CN | HBM_F_FIXED_BURST)
+
+/*
+ * Release lateness: how long after the departure time the watchdog was set
+ * for a packet actually left (timer, softirq and scheduling delay). Counted in
+ * HBM_LATE_BUCKETS power-of-two buckets of microseconds: bucket 0 is under
+ * 1 us, bucket b in [2^(b-1), 2^b) us, the last one everything above.
+ * The allowance for it (hbm_late_allowance) stops at HBM_LATE_CREDIT_MAX_NS:
+ * a host that releases packets later than that is not shaping at any rate,
+ * and a larger credit would let a sender's bursts grow with it.
+ */
+#define HBM_LATE_BUCKETS	16
+#define HBM_LATE_CREDIT_MAX_NS	(4 * 1000 * HBM_NSEC_PER_USEC)
 
 /*
  * A device, as the qdisc sees it: ifindex is only unique within a network
@@ -116,6 +130,9 @@ struct hbm_class {
 	__u64 guard_saves;	/* TCP drops spared by the 2-packet guard */
 	__u64 delayed;		/* packets that had to wait for departure */
 	__u64 drops[HBM_DROP_MAX];
+	__u64 late_ns;		/* release lateness envelope */
+	__u64 late_sum_ns;	/* lateness of the packets in late_hist */
+	__u64 late_hist[HBM_LATE_BUCKETS];
 };
 
 /* One qdisc instance: the root, or one mq child (map hbm_instances). */

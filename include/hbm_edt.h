@@ -69,6 +69,82 @@ static __always_inline __s64 hbm_vq_charge(struct hbm_vq *vq, __u64 now,
 	return delta;
 }
 
+/*
+ * The allowance for the shaper's own lateness, in ns: how far the release
+ * lateness the qdisc observes (@late_ns, its envelope: see hbm_late_track)
+ * exceeds the burst credit HBM already gives, up to HBM_LATE_CREDIT_MAX_NS.
+ *
+ * A packet released late kept the link idle for that long, and the senders
+ * behind it (TCP small queues, their ACK clock) come back late and then all
+ * at once. Charged as HBM charges a sender, that lateness would be lost rate
+ * (the idle credit forgets it) and a burst over the thresholds (CN and drops
+ * for a queue the shaper made). So the idle credit is burst + allowance, and
+ * the delay judged against mark and drop is the virtual queue's delay less
+ * the allowance. On a host whose timers fire within the burst the allowance
+ * is 0 and this is HBM exactly; under a hypervisor's jitter it follows the
+ * jitter.
+ */
+static __always_inline __u64 hbm_late_allowance(__u64 burst_ns, __u64 late_ns,
+						__u32 flags)
+{
+	if (flags & HBM_F_FIXED_BURST)
+		return 0;
+	if (late_ns > HBM_LATE_CREDIT_MAX_NS)
+		late_ns = HBM_LATE_CREDIT_MAX_NS;
+	return late_ns > burst_ns ? late_ns - burst_ns : 0;
+}
+
+/* How fast the lateness envelope decays: 1/2^shift of the gap per sample. */
+#define HBM_LATE_DECAY_SHIFT	4
+
+/*
+ * Follow the release lateness with an envelope: it jumps up to a larger
+ * sample at once and decays towards smaller ones by 1/16 of the gap per
+ * sample, so it sits in the upper part of the recent lateness distribution
+ * (a stall must be covered the first time it recurs, not on average), and
+ * forgets a single stall within a few dozen packets.
+ */
+static __always_inline __u64 hbm_late_track(__u64 env_ns, __u64 sample_ns)
+{
+	if (sample_ns >= env_ns)
+		return sample_ns;
+	return env_ns - ((env_ns - sample_ns) >> HBM_LATE_DECAY_SHIFT);
+}
+
+/* The late_hist bucket of a lateness (see HBM_LATE_BUCKETS). */
+static __always_inline __u32 hbm_late_bucket(__u64 late_ns)
+{
+	__u64 us = late_ns / HBM_NSEC_PER_USEC;
+	__u32 b = 0;
+
+	if (us >= 1ULL << 32) {
+		b += 32;
+		us >>= 32;
+	}
+	if (us >= 1ULL << 16) {
+		b += 16;
+		us >>= 16;
+	}
+	if (us >= 1ULL << 8) {
+		b += 8;
+		us >>= 8;
+	}
+	if (us >= 1ULL << 4) {
+		b += 4;
+		us >>= 4;
+	}
+	if (us >= 1ULL << 2) {
+		b += 2;
+		us >>= 2;
+	}
+	if (us >= 2) {
+		b += 1;
+		us >>= 1;
+	}
+	b += us;	/* 1 + floor(log2(us)) for us >= 1; 0 for 0 */
+	return b < HBM_LATE_BUCKETS ? b : HBM_LATE_BUCKETS - 1;
+}
+
 /* Give a dropped packet's slot back: the exact inverse of hbm_vq_charge. */
 static __always_inline void hbm_vq_refund(struct hbm_vq *vq, __u32 len,
 					  __u64 rate_bps)

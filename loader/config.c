@@ -18,6 +18,8 @@ static const char *const hbm_opt_names[HBM_OPT_MAX] = {
 	[HBM_OPT_LIMIT] = "limit",
 	[HBM_OPT_FLOW_LIMIT] = "flow-limit",
 	[HBM_OPT_HORIZON] = "horizon",
+	[HBM_OPT_CN] = "cn",
+	[HBM_OPT_LATE_CREDIT] = "late-credit",
 };
 
 const char *hbm_opt_name(enum hbm_opt opt)
@@ -100,6 +102,19 @@ static int hbm_parse_count_opt(enum hbm_opt opt, const char *arg, __u64 *out,
 	return 0;
 }
 
+static int hbm_parse_switch_opt(enum hbm_opt opt, const char *arg,
+				__u64 *out, char *err, size_t errlen)
+{
+	if (!strcmp(arg, "on"))
+		*out = 1;
+	else if (!strcmp(arg, "off"))
+		*out = 0;
+	else
+		return hbm_cfg_err(err, errlen, "invalid %s '%s' (on or off)",
+				  hbm_opt_name(opt), arg);
+	return 0;
+}
+
 int hbm_opt_parse(struct hbm_opts *o, enum hbm_opt opt, const char *arg,
 		  char *err, size_t errlen)
 {
@@ -120,6 +135,10 @@ int hbm_opt_parse(struct hbm_opts *o, enum hbm_opt opt, const char *arg,
 	case HBM_OPT_LIMIT:
 	case HBM_OPT_FLOW_LIMIT:
 		ret = hbm_parse_count_opt(opt, arg, &v, err, errlen);
+		break;
+	case HBM_OPT_CN:
+	case HBM_OPT_LATE_CREDIT:
+		ret = hbm_parse_switch_opt(opt, arg, &v, err, errlen);
 		break;
 	default:
 		ret = hbm_cfg_err(err, errlen, "unknown option %d", (int)opt);
@@ -197,7 +216,7 @@ int hbm_config_validate(const struct hbm_config *cfg, char *err,
 		return hbm_cfg_err(err, errlen,
 				  "flow-limit (%u) must not exceed limit (%u)",
 				  cfg->flow_limit, cfg->limit);
-	if (cfg->flags & ~(HBM_F_ECN | HBM_F_NO_CN))
+	if (cfg->flags & ~HBM_F_ALL)
 		return hbm_cfg_err(err, errlen, "unknown flags 0x%x",
 				  cfg->flags);
 	return 0;
@@ -230,6 +249,14 @@ int hbm_config_apply(struct hbm_config *cfg, const struct hbm_opts *o,
 		c.flow_limit = o->val[HBM_OPT_FLOW_LIMIT];
 	if (hbm_given(o, HBM_OPT_HORIZON))
 		c.horizon_ns = o->val[HBM_OPT_HORIZON];
+	/* Both switches name the behaviour; the flags store its absence. */
+	if (hbm_given(o, HBM_OPT_CN))
+		c.flags = o->val[HBM_OPT_CN] ? c.flags & ~HBM_F_NO_CN :
+					       c.flags | HBM_F_NO_CN;
+	if (hbm_given(o, HBM_OPT_LATE_CREDIT))
+		c.flags = o->val[HBM_OPT_LATE_CREDIT] ?
+			  c.flags & ~HBM_F_FIXED_BURST :
+			  c.flags | HBM_F_FIXED_BURST;
 
 	/* drop-large follows drop, keeping its ratio, unless given. */
 	if (hbm_given(o, HBM_OPT_DROP) && !hbm_given(o, HBM_OPT_DROP_LARGE) &&

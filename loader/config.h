@@ -38,13 +38,15 @@ enum hbm_opt {
 	HBM_OPT_LIMIT,
 	HBM_OPT_FLOW_LIMIT,
 	HBM_OPT_HORIZON,
+	HBM_OPT_CN,		/* on|off: HBM_F_NO_CN cleared or set */
+	HBM_OPT_LATE_CREDIT,	/* on|off: HBM_F_FIXED_BURST cleared or set */
 	HBM_OPT_MAX,
 };
 
 /* Shaping options as given on the command line, parsed. */
 struct hbm_opts {
 	unsigned int given;		/* bit (1 << HBM_OPT_*) per option */
-	__u64 val[HBM_OPT_MAX];		/* bit/s, ns or packets */
+	__u64 val[HBM_OPT_MAX];		/* bit/s, ns, packets or 1/0 (on/off) */
 };
 
 /* The option's name without dashes: "rate", "drop-large", ... */

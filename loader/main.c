@@ -68,6 +68,17 @@ static const char hbm_help[] =
 "  --limit N            packets queued per qdisc instance (default 10000)\n"
 "  --flow-limit N       packets queued per flow (default 100)\n"
 "  --horizon TIME       drop packets timestamped further ahead (default 10s)\n"
+"  --cn on|off          on (default): a non-ECN TCP sender over `mark` gets\n"
+"                       NET_XMIT_CN (it enters CWR), increasingly likely up\n"
+"                       to drop; off: such packets are only counted as marked\n"
+"  --late-credit on|off on (default): senders are not charged for the\n"
+"                       shaper's own lateness. Where packets leave later\n"
+"                       than `burst` after the time the watchdog was set for\n"
+"                       (the envelope of that lateness, up to 4ms: a\n"
+"                       hypervisor's timer jitter), the excess is added to\n"
+"                       the idle credit and to mark, drop and drop-large;\n"
+"                       on a host whose timers keep within `burst`, nothing\n"
+"                       is added. off: HBM's fixed burst and thresholds\n"
 "  Rules: mark < drop-large <= drop; burst, horizon > 0; times at most 1h;\n"
 "  0 < flow-limit <= limit. attach starts from the defaults, set from DEV's\n"
 "  current configuration.\n"
@@ -98,12 +109,18 @@ static const char hbm_help[] =
 "                       \"ifindex\", \"netns\", \"instances\", \"configured\",\n"
 "                       \"config\": {\"rate_bps\", \"burst_ns\", \"mark_ns\",\n"
 "                       \"drop_ns\", \"drop_large_ns\", \"limit\", \"flow_limit\",\n"
-"                       \"horizon_ns\", \"large_pkt\", \"flags\", \"ecn\"},\n"
+"                       \"horizon_ns\", \"large_pkt\", \"flags\", \"ecn\", \"cn\",\n"
+"                       \"late_credit\"},\n"
 "                       \"stats\": {\"enqueued\", \"packets\", \"bytes\",\n"
 "                       \"marks\", \"cn\", \"ce\", \"guard_saves\", \"delayed\",\n"
 "                       \"drops\", \"vq_delay_ns\"}, \"drops\": {\"threshold\",\n"
 "                       \"nontcp\", \"horizon\", \"limit\", \"flow_limit\",\n"
-"                       \"nomem\", \"total\"}, \"qlen\", \"flows\",\n"
+"                       \"nomem\", \"total\"}, \"lateness\": {\"credit_ns\" (the\n"
+"                       idle credit now), \"envelope_ns\", \"samples\" (watchdog\n"
+"                       releases measured), \"mean_ns\",\n"
+"                       \"p50_ns\", \"p90_ns\", \"p99_ns\" (bucket bounds, within\n"
+"                       2x), \"hist_us\" (16 buckets: <1us, [1,2)us, [2,4)us,\n"
+"                       ... >=16ms)}, \"qlen\", \"flows\",\n"
 "                       \"idle_flows\", \"backlog\"}]}\n"
 "  --watch SECONDS      repeat every SECONDS (a whole number) until SIGINT\n"
 "\n"
@@ -161,7 +178,10 @@ enum {
 	{ "limit", required_argument, NULL, OPT_SHAPE + HBM_OPT_LIMIT }, \
 	{ "flow-limit", required_argument, NULL,			\
 	  OPT_SHAPE + HBM_OPT_FLOW_LIMIT },				\
-	{ "horizon", required_argument, NULL, OPT_SHAPE + HBM_OPT_HORIZON }
+	{ "horizon", required_argument, NULL, OPT_SHAPE + HBM_OPT_HORIZON }, \
+	{ "cn", required_argument, NULL, OPT_SHAPE + HBM_OPT_CN },	\
+	{ "late-credit", required_argument, NULL,			\
+	  OPT_SHAPE + HBM_OPT_LATE_CREDIT }
 
 static const struct option hbm_opts_plain[] = {
 	HBM_COMMON_OPTS,
@@ -213,6 +233,9 @@ static const struct option hbm_opts_show[] = {
 "  --limit N          packets per qdisc instance (default 10000)\n"	\
 "  --flow-limit N     packets per flow (default 100)\n"			\
 "  --horizon TIME     timestamp horizon (default 10s)\n"		\
+"  --cn on|off        NET_XMIT_CN to TCP senders over mark (default on)\n" \
+"  --late-credit on|off  credit and thresholds allow for the shaper's own\n" \
+"                     release lateness (default on)\n" \
 "  mark < drop-large <= drop; flow-limit <= limit. Rates: kbit, mbit,\n" \
 "  gbit, mbps... Times: s, ms, us, ns; a bare number is microseconds.\n"
 

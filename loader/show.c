@@ -15,6 +15,7 @@
 
 #include <bpf/bpf.h>
 
+#include "hbm_edt.h"
 #include "hbm_loader.h"
 #include "units.h"
 
@@ -40,6 +41,48 @@ static const char *const hbm_drop_names[HBM_DROP_MAX] = {
 };
 
 static __u32 hbm_own;	/* our netns, for sorting and names */
+
+/* Packets in the lateness histogram. */
+static __u64 hbm_late_count(const struct hbm_class *cls)
+{
+	__u64 sum = 0;
+	int i;
+
+	for (i = 0; i < HBM_LATE_BUCKETS; i++)
+		sum += cls->late_hist[i];
+	return sum;
+}
+
+/*
+ * The lateness under which a fraction @q of the packets that waited left:
+ * the upper bound of the histogram bucket the quantile falls in (within a
+ * factor of 2), in ns; the last bucket has none and reports its lower
+ * bound. 0 when nothing waited.
+ */
+static __u64 hbm_late_quantile(const struct hbm_class *cls, double q)
+{
+	__u64 n = hbm_late_count(cls), acc = 0;
+	int b;
+
+	if (!n)
+		return 0;
+	for (b = 0; b < HBM_LATE_BUCKETS - 1; b++) {
+		acc += cls->late_hist[b];
+		if (acc >= q * n)
+			break;
+	}
+	if (b == HBM_LATE_BUCKETS - 1)
+		return (1ULL << (b - 1)) * HBM_NSEC_PER_USEC;
+	return (1ULL << b) * HBM_NSEC_PER_USEC;
+}
+
+/* The idle credit the qdisc applies now: burst + hbm_late_allowance. */
+static __u64 hbm_credit_now(const struct hbm_dev_stats *st)
+{
+	return st->cfg.burst_ns + hbm_late_allowance(st->cfg.burst_ns,
+						     st->cls.late_ns,
+						     st->cfg.flags);
+}
 
 static int hbm_stats_cmp(const void *a, const void *b)
 {
@@ -211,11 +254,13 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		printf(",\"ifindex\":%u,\"netns\":%u,\"instances\":%u,\"configured\":%s",
 		       st[i].key.ifindex, st[i].key.netns, k->instances,
 		       st[i].configured ? "true" : "false");
-		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u,\"ecn\":%s}",
+		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u,\"ecn\":%s,\"cn\":%s,\"late_credit\":%s}",
 		       c->rate_bps, c->burst_ns, c->mark_ns, c->drop_ns,
 		       c->drop_large_ns, c->limit, c->flow_limit,
 		       c->horizon_ns, c->large_pkt, c->flags,
-		       c->flags & HBM_F_ECN ? "true" : "false");
+		       c->flags & HBM_F_ECN ? "true" : "false",
+		       c->flags & HBM_F_NO_CN ? "false" : "true",
+		       c->flags & HBM_F_FIXED_BURST ? "false" : "true");
 		printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"delayed\":%llu,\"drops\":%llu,\"vq_delay_ns\":%lld}",
 		       k->enqueued, k->packets, k->bytes, k->marks, k->cn,
 		       k->ce, k->guard_saves, k->delayed, hbm_total_drops(k),
@@ -224,6 +269,14 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		for (j = 0; j < HBM_DROP_MAX; j++)
 			printf("\"%s\":%llu,", hbm_drop_names[j], k->drops[j]);
 		printf("\"total\":%llu}", hbm_total_drops(k));
+		printf(",\"lateness\":{\"credit_ns\":%llu,\"envelope_ns\":%llu,\"samples\":%llu,\"mean_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"hist_us\":[",
+		       hbm_credit_now(&st[i]), k->late_ns, hbm_late_count(k),
+		       hbm_late_count(k) ? k->late_sum_ns / hbm_late_count(k) : 0,
+		       hbm_late_quantile(k, 0.5), hbm_late_quantile(k, 0.9),
+		       hbm_late_quantile(k, 0.99));
+		for (j = 0; j < HBM_LATE_BUCKETS; j++)
+			printf("%s%llu", j ? "," : "", k->late_hist[j]);
+		printf("]}");
 		printf(",\"qlen\":%llu,\"flows\":%llu,\"idle_flows\":%llu,\"backlog\":%llu}",
 		       st[i].qlen, st[i].flows, st[i].idle_flows,
 		       st[i].backlog);
@@ -267,6 +320,9 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		HBM_KV("flow-limit", "%u", c->flow_limit);
 		hbm_fmt_time(a, sizeof(a), c->horizon_ns);
 		HBM_KV("horizon", "%s", a);
+		HBM_KV("cn", "%s", c->flags & HBM_F_NO_CN ? "off" : "on");
+		HBM_KV("late-credit", "%s",
+		       c->flags & HBM_F_FIXED_BURST ? "off" : "on");
 		HBM_KV("ecn", "%s", !(c->flags & HBM_F_ECN) ? "off" :
 		       st[i].marker || st[i].key.netns != hbm_own ? "on" :
 		       "on, but no marker on the tcx egress hook (bpf-hbm set DEV --ecn on)");
@@ -285,6 +341,19 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		printf(")\n");
 		hbm_fmt_time(a, sizeof(a), k->delta_ns > 0 ? k->delta_ns : 0);
 		HBM_KV("vq delay", "%s", a);
+		hbm_fmt_time(a, sizeof(a), hbm_credit_now(&st[i]));
+		printf("  %-12s%s", "idle credit", a);
+		if (hbm_late_count(k)) {
+			hbm_fmt_time(a, sizeof(a), k->late_sum_ns /
+				     hbm_late_count(k));
+			printf(" (lateness of %llu watchdog releases: mean %s",
+			       hbm_late_count(k), a);
+			hbm_fmt_time(a, sizeof(a), hbm_late_quantile(k, 0.5));
+			printf(", p50 < %s", a);
+			hbm_fmt_time(a, sizeof(a), hbm_late_quantile(k, 0.99));
+			printf(", p99 < %s)", a);
+		}
+		printf("\n");
 		HBM_KV("qlen", "%llu", st[i].qlen);
 		HBM_KV("flows", "%llu backlogged, %llu idle", st[i].flows,
 		       st[i].idle_flows);

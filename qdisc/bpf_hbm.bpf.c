@@ -121,6 +121,7 @@ struct hbm_inst {
 	struct bpf_list_head idle __contains(hbm_flow, idle_node);
 	__u64 gc_next;			/* the next pass while quiet */
 	__u64 gc_armed;			/* gc_next the watchdog is set for */
+	__u64 armed_at;			/* the departure it is set for, or 0 */
 };
 
 struct {
@@ -401,10 +402,10 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	struct hbm_config cfg;
 	struct hbm_inst *inst;
 	struct bpf_rb_node *n;
-	__u64 now, departure, head = 0, tstamp;
+	__u64 now, departure, head = 0, tstamp, allow;
 	enum hbm_verdict v;
+	__s64 delta, judged;
 	int guarded;
-	__s64 delta;
 	__u32 rnd;
 
 	hbm_inst_key_of(sch, &fk.inst);
@@ -482,9 +483,12 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	{
 		struct hbm_vq vq = { cls->vq_time, cls->vq_rem };
 
+		allow = hbm_late_allowance(cfg.burst_ns, cls->late_ns,
+					   cfg.flags);
 		delta = hbm_vq_charge(&vq, now, pkt.len, cfg.rate_bps,
-				      cfg.burst_ns, &departure);
-		v = hbm_decide(&cfg, &pkt, delta, rnd, &guarded);
+				      cfg.burst_ns + allow, &departure);
+		judged = delta - (__s64)allow;
+		v = hbm_decide(&cfg, &pkt, judged, rnd, &guarded);
 		if (v == HBM_DROP)
 			hbm_vq_refund(&vq, pkt.len, cfg.rate_bps);
 		cls->vq_time = vq.time;
@@ -502,7 +506,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (v == HBM_DROP) {
 		hbm_obj_drop(skbn);
 		hbm_flow_put(inst, slot, flow, &fk, now);
-		reason = pkt.is_tcp || delta > (__s64)hbm_drop_thresh(&cfg, pkt.len) ?
+		reason = pkt.is_tcp || judged > (__s64)hbm_drop_thresh(&cfg, pkt.len) ?
 			 HBM_DROP_THRESH : HBM_DROP_NONTCP;
 		goto drop;
 	}
@@ -554,6 +558,25 @@ drop:
 	return NET_XMIT_DROP;
 }
 
+/*
+ * The watchdog was set for a departure time, and the first packet to leave
+ * after it left @late ns later (timer, softirq and scheduling delay; a
+ * packet that queued behind others that were due is not a sample, or a
+ * large burst would read as lateness and grow the allowance that let it
+ * through): count it, and feed the envelope that the allowance for the shaper's
+ * own lateness follows (hbm_late_allowance). Children of one mq may race on the envelope; a lost
+ * update only delays it by a sample.
+ */
+static __always_inline void hbm_late_record(struct hbm_class *cls, __u64 late)
+{
+	__u32 b = hbm_late_bucket(late);
+
+	if (b < HBM_LATE_BUCKETS)
+		__sync_fetch_and_add(&cls->late_hist[b], 1);
+	__sync_fetch_and_add(&cls->late_sum_ns, late);
+	cls->late_ns = hbm_late_track(cls->late_ns, late);
+}
+
 SEC("struct_ops")
 struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 {
@@ -564,7 +587,7 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	struct hbm_class *cls;
 	struct hbm_inst *inst;
 	struct hbm_flow *flow;
-	__u64 now, at;
+	__u64 now, at, armed;
 	__u32 len;
 
 	hbm_inst_key_of(sch, &fk.inst);
@@ -584,6 +607,7 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	if (at > now) {
 		bpf_spin_unlock(&inst->lock);
 		inst->gc_armed = 0;	/* the watchdog is the packet's now */
+		inst->armed_at = at;
 		bpf_qdisc_watchdog_schedule(sch, at, hbm_timer_slack_ns);
 		return NULL;
 	}
@@ -636,6 +660,12 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	if (cls) {
 		__sync_fetch_and_add(&cls->packets, 1);
 		__sync_fetch_and_add(&cls->bytes, len);
+		/* The first packet since the watchdog was set for it. */
+		armed = inst->armed_at;
+		if (armed && now >= armed) {
+			inst->armed_at = 0;
+			hbm_late_record(cls, now - armed);
+		}
 	}
 	return skb;
 
@@ -732,6 +762,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 	inst->info.idle_flows = 0;
 	inst->info.backlog = 0;
 	inst->gc_armed = 0;
+	inst->armed_at = 0;
 	return freed;
 }
 
@@ -847,7 +878,9 @@ int hbm_mark(struct __sk_buff *ctx)
 	hbm_config_of(&dev, &cfg);
 	if (!(cfg.flags & HBM_F_ECN))
 		return TCX_NEXT;
-	delta = (__s64)(READ_ONCE(cls->vq_time) - bpf_ktime_get_ns());
+	delta = (__s64)(READ_ONCE(cls->vq_time) - bpf_ktime_get_ns()) -
+		(__s64)hbm_late_allowance(cfg.burst_ns, READ_ONCE(cls->late_ns),
+					  cfg.flags);
 	if (delta > (__s64)cfg.mark_ns && bpf_skb_ecn_set_ce(ctx))
 		__sync_fetch_and_add(&cls->ce, 1);
 	return TCX_NEXT;

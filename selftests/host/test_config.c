@@ -281,11 +281,43 @@ static void test_validate(void)
 	ASSERT_OK(hbm_config_validate(&cfg, err, sizeof(err)), err);
 }
 
+/* --cn and --late-credit switch their flag and nothing else. */
+static void test_switches(void)
+{
+	char err[HBM_ERRSZ];
+	struct hbm_config cfg, was;
+	struct hbm_opts o = {};
+
+	hbm_config_default(&cfg);
+	cfg.flags = HBM_F_ECN;
+	was = cfg;
+	ASSERT_OK(hbm_opt_parse(&o, HBM_OPT_CN, "off", err, sizeof(err)), err);
+	ASSERT_OK(hbm_opt_parse(&o, HBM_OPT_LATE_CREDIT, "off", err,
+				sizeof(err)), err);
+	ASSERT_OK(hbm_config_apply(&cfg, &o, err, sizeof(err)), err);
+	ASSERT_EQ(cfg.flags, HBM_F_ECN | HBM_F_NO_CN | HBM_F_FIXED_BURST,
+		  "both off set both flags, ECN kept");
+	ASSERT_U64_EQ(cfg.burst_ns, was.burst_ns, "burst untouched");
+	memset(&o, 0, sizeof(o));
+	ASSERT_OK(hbm_opt_parse(&o, HBM_OPT_LATE_CREDIT, "on", err,
+				sizeof(err)), err);
+	ASSERT_OK(hbm_config_apply(&cfg, &o, err, sizeof(err)), err);
+	ASSERT_EQ(cfg.flags, HBM_F_ECN | HBM_F_NO_CN,
+		  "late-credit on clears only its flag");
+	ASSERT_EQ(hbm_opt_parse(&o, HBM_OPT_CN, "yes", err, sizeof(err)),
+		  -EINVAL, "bad switch");
+	ASSERT_STREQ(err, "invalid cn 'yes' (on or off)", "switch msg");
+	ASSERT_EQ(hbm_opt_parse(&o, HBM_OPT_LATE_CREDIT, "", err,
+				sizeof(err)), -EINVAL, "empty switch");
+	ASSERT_STREQ(err, "invalid late-credit '' (on or off)", "empty msg");
+}
+
 static void test_opt_names(void)
 {
 	ASSERT_STREQ(hbm_opt_name(HBM_OPT_RATE), "rate", "rate");
 	ASSERT_STREQ(hbm_opt_name(HBM_OPT_DROP_LARGE), "drop-large", "dl");
 	ASSERT_STREQ(hbm_opt_name(HBM_OPT_FLOW_LIMIT), "flow-limit", "fl");
+	ASSERT_STREQ(hbm_opt_name(HBM_OPT_LATE_CREDIT), "late-credit", "lc");
 	ASSERT_STREQ(hbm_opt_name(HBM_OPT_MAX), "?", "max");
 }
 
@@ -297,5 +329,6 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_drop_large_follows_drop),
 	HBM_TEST(test_apply_errors),
 	HBM_TEST(test_validate),
+	HBM_TEST(test_switches),
 	HBM_TEST(test_opt_names),
 )

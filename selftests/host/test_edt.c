@@ -243,6 +243,106 @@ static void test_horizon(void)
 		    "far future");
 }
 
+/* Lateness buckets: [2^(b-1), 2^b) us, 0 under 1 us, the last open. */
+static void test_late_bucket(void)
+{
+	uint64_t us;
+	__u32 b;
+
+	ASSERT_EQ(hbm_late_bucket(0), 0, "0 ns");
+	ASSERT_EQ(hbm_late_bucket(999), 0, "under 1 us");
+	ASSERT_EQ(hbm_late_bucket(1000), 1, "1 us");
+	ASSERT_EQ(hbm_late_bucket(1999), 1, "just under 2 us");
+	ASSERT_EQ(hbm_late_bucket(2000), 2, "2 us");
+	ASSERT_EQ(hbm_late_bucket(1023999), 10, "just under 1024 us");
+	ASSERT_EQ(hbm_late_bucket(1024000), 11, "1024 us");
+	ASSERT_EQ(hbm_late_bucket(UINT64_MAX), HBM_LATE_BUCKETS - 1,
+		  "the largest lateness lands in the last bucket");
+	/* Every bucket below the last holds exactly its range. */
+	for (b = 1; b < HBM_LATE_BUCKETS - 1; b++) {
+		us = 1ULL << (b - 1);
+		ASSERT_EQ(hbm_late_bucket(us * 1000), b, "bucket's low bound");
+		ASSERT_EQ(hbm_late_bucket(2 * us * 1000 - 1), b,
+			  "bucket's high bound");
+	}
+}
+
+/*
+ * The envelope jumps to a stall and decays by 1/16 of the gap per
+ * sample: a single stall is forgotten (down to a tenth) within 40 samples,
+ * a stall every 8 packets keeps it high.
+ */
+static void test_late_envelope(void)
+{
+	__u64 env = 0;
+	int i;
+
+	env = hbm_late_track(env, 20000);
+	ASSERT_U64_EQ(env, 20000, "jumps to the first sample");
+	env = hbm_late_track(env, 1000000);
+	ASSERT_U64_EQ(env, 1000000, "jumps to a stall");
+	env = hbm_late_track(env, 0);
+	ASSERT_U64_EQ(env, 1000000 - 1000000 / 16, "decays by 1/16");
+	for (i = 0; i < 40; i++)
+		env = hbm_late_track(env, 10000);
+	ASSERT_LT(env, 110000, "a single stall is forgotten");
+	ASSERT_GE(env, 10000, "never below what it sees");
+	for (i = 0; i < 400; i++)
+		env = hbm_late_track(env, i % 8 ? 10000 : 1000000);
+	ASSERT_GT(env, 500000, "recurring stalls keep it up");
+}
+
+/*
+ * The allowance is the lateness beyond the burst, up to the cap, and none
+ * when the switch is off: on a host whose timers keep within the burst the
+ * credit and thresholds are HBM's.
+ */
+static void test_late_allowance(void)
+{
+	ASSERT_U64_EQ(hbm_late_allowance(100000, 0, 0), 0, "no lateness");
+	ASSERT_U64_EQ(hbm_late_allowance(100000, 60000, 0), 0,
+		      "lateness within the burst");
+	ASSERT_U64_EQ(hbm_late_allowance(100000, 100000, 0), 0,
+		      "lateness equal to the burst");
+	ASSERT_U64_EQ(hbm_late_allowance(100000, 900000, 0), 800000,
+		      "the excess over the burst");
+	ASSERT_U64_EQ(hbm_late_allowance(100000, UINT64_MAX, 0),
+		      HBM_LATE_CREDIT_MAX_NS - 100000, "capped");
+	ASSERT_U64_EQ(hbm_late_allowance(100000, 900000, HBM_F_FIXED_BURST),
+		      0, "late-credit off");
+	ASSERT_U64_EQ(hbm_late_allowance(HBM_LATE_CREDIT_MAX_NS * 2,
+					 UINT64_MAX, 0), 0,
+		      "a burst above the cap needs none");
+}
+
+/*
+ * With the allowance, a clock that forgot less idle time still starts a
+ * burst from now - (burst + allowance), and a packet judged at
+ * delta - allowance is not marked where HBM's fixed thresholds would drop.
+ */
+static void test_late_allowance_in_decide(void)
+{
+	struct hbm_pkt pkt = { .len = 1514, .is_tcp = 1, .packets_out = 10 };
+	__u64 allow = hbm_late_allowance(def_cfg.burst_ns, 1000000, 0);
+	struct hbm_vq vq = {};
+	uint64_t now = 5000000000ULL;
+	__u64 dep;
+	int64_t delta;
+	int guarded;
+
+	delta = hbm_vq_charge(&vq, now, 1514, 200000000ULL,
+			      def_cfg.burst_ns + allow, &dep);
+	ASSERT_EQ(delta, -1000000, "credit is the lateness envelope");
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 600000, 0, &guarded), HBM_DROP,
+		  "600us is a drop at HBM's thresholds");
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 600000 - (int64_t)allow, 0,
+			     &guarded), HBM_PASS,
+		  "600us judged less the allowance passes");
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 1500000 - (int64_t)allow,
+			     UINT32_MAX, &guarded), HBM_DROP,
+		  "1.5ms judged less the allowance is still a drop");
+}
+
 HBM_TEST_MAIN(
 	HBM_TEST(test_charge_basic),
 	HBM_TEST(test_charge_exact_across_rates),
@@ -254,4 +354,8 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_decide),
 	HBM_TEST(test_guard),
 	HBM_TEST(test_horizon),
+	HBM_TEST(test_late_bucket),
+	HBM_TEST(test_late_envelope),
+	HBM_TEST(test_late_allowance),
+	HBM_TEST(test_late_allowance_in_decide),
 )

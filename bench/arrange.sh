@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The arrangements the benchmarks compare, on A's egress (sourced by
+# bench/run.sh and bench/rate.sh after selftests/vm/lib.sh).
+#
+# An arrangement is a name, optionally followed by variants, each after a
+# colon. Every one runs at its defaults unless a variant says otherwise:
+#   hbm       bpf-hbm attach --rate R (burst 100us, late credit, CN, ECN)
+#   htb       one htb class, rate = ceil = R
+#   fq        plain sch_fq, no limit
+#   fqedt     bench/edt_stamp.bpf.c at tcx egress stamping departures from
+#             the HBM-EDT clock (include/hbm_edt.h), sch_fq waiting; HBM's
+#             defaults: burst 100us, mark 50us, drop 500us / 480us
+#   none      the veth as it is
+# Variants: burst=T (hbm, fqedt), fixed (hbm: --late-credit off), nocn
+# (hbm: --cn off). Example: hbm:fixed:burst=2ms.
+
+# bpffs names may not contain dots.
+STAMP=/sys/fs/bpf/hbm_bench_stamp
+STAMP_MAPS=/sys/fs/bpf/hbm_bench_maps
+
+le32() { printf '%02x %02x %02x %02x ' $(($1 & 255)) $((($1 >> 8) & 255)) \
+	$((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
+le64() { le32 $(($1 & 0xffffffff)); le32 $(($1 >> 32)); }
+
+# ns_of TIME: a time as bench variants write it (us, ms), in ns.
+ns_of() {
+	case $1 in
+	*ms) echo $((${1%ms} * 1000000)) ;;
+	*us) echo $((${1%us} * 1000)) ;;
+	*) echo "bench: bad time '$1'" >&2; return 1 ;;
+	esac
+}
+
+# arrange ARR[:VARIANT...] RATE_MBIT: shape A's egress
+arrange() {
+	local r=$(($2 * 1000000)) base=${1%%:*} v burst_ns=100000
+	local -a opts=()
+
+	for v in $(echo "$1" | tr ':' ' ' | cut -d' ' -f2- -s); do
+		case $v in
+		burst=*) burst_ns=$(ns_of "${v#burst=}") || return 1
+			opts+=(--burst "${v#burst=}") ;;
+		fixed) opts+=(--late-credit off) ;;
+		nocn) opts+=(--cn off) ;;
+		*) echo "bench: unknown variant '$v' of $base" >&2; return 1 ;;
+		esac
+	done
+	case $base in
+	hbm)
+		inA "$HBM" attach "$DEV_A" --parent root --rate "${2}mbit" \
+			"${opts[@]}" >/dev/null ;;
+	htb)
+		inA tc qdisc add dev "$DEV_A" root handle 1: htb default 1 &&
+		inA tc class add dev "$DEV_A" parent 1: classid 1:1 htb \
+			rate "${2}mbit" ceil "${2}mbit" 2>/dev/null ;;
+	fq)
+		inA tc qdisc add dev "$DEV_A" root fq ;;
+	fqedt)
+		rm -rf "$STAMP" "$STAMP_MAPS"
+		inA tc qdisc add dev "$DEV_A" root fq &&
+		bpftool prog load "$repo/build/edt_stamp.bpf.o" "$STAMP" \
+			type classifier pinmaps "$STAMP_MAPS" &&
+		# lock+pad, vq, cfg (rate burst mark drop drop_large horizon
+		# limit flow_limit large_pkt flags), counters
+		bpftool map update pinned "$STAMP_MAPS/hbm_stamp_state" \
+			key hex $(le32 0) value hex $(le64 0) $(le64 0) \
+			$(le64 0) $(le64 $r) $(le64 $burst_ns) $(le64 50000) \
+			$(le64 500000) $(le64 480000) $(le64 10000000000) \
+			$(le32 10000) $(le32 100) $(le32 120) $(le32 0) \
+			$(le64 0) $(le64 0) $(le64 0) &&
+		# nsenter, not ip netns exec: that hides /sys/fs/bpf.
+		nsenter --net="/run/netns/$NS_A" bpftool net attach \
+			tcx_egress pinned "$STAMP" dev "$DEV_A" ;;
+	none) ;;
+	*) echo "bench: unknown arrangement '$base'" >&2; return 1 ;;
+	esac
+}
+
+# counters ARR: "packets drops ce" of the arrangement
+counters() {
+	local j
+	case ${1%%:*} in
+	hbm)
+		inA "$HBM" show "$DEV_A" --json | jq -r '.devices[0] |
+			"\(.stats.packets) \(.drops.total) \(.stats.ce)"' ;;
+	htb|fq|none)
+		inA tc -s -j qdisc show dev "$DEV_A" root |
+			jq -r '.[0] | "\(.packets // 0) \(.drops // 0) 0"' ;;
+	fqedt)
+		j=$(bpftool map dump pinned "$STAMP_MAPS/hbm_stamp_state" -j)
+		echo "$(echo "$j" | jq -r '.[0].formatted.value.packets') \
+$(( $(echo "$j" | jq -r '.[0].formatted.value.drops') + $(inA tc -s -j qdisc show dev "$DEV_A" root | jq -r '.[0].drops // 0') )) \
+$(echo "$j" | jq -r '.[0].formatted.value.ce')" ;;
+	esac
+}
+
+# unarrange: what arrange left outside the namespaces
+unarrange() { rm -rf "$STAMP" "$STAMP_MAPS"; }
