@@ -6,7 +6,8 @@
 # target runs inside the pinned environment (scripts/env.sh) by itself.
 #
 # Variables: V=1 (show commands), OUTPUT (build dir), CLANG, BPFTOOL, CC,
-# KERNEL=7.3|7.2 (kernel the VM boots), T="name ..." (tests to run).
+# KERNEL=7.3|7.2 (kernel the VM boots), T="name ..." (tests to run),
+# BENCH_ARGS (passed to bench/run.sh or bench/rate.sh, e.g. "--repeat 1").
 
 OUTPUT ?= build
 CLANG ?= clang
@@ -119,11 +120,13 @@ demo: all
 
 # QUICK=1: every arrangement once, short runs (the machinery, not numbers).
 bench: all
-	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 5000 bench/run.sh \
-		$(if $(QUICK),--quick --out $(OUTPUT)/bench-quick,--out bench/results)
+	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 7000 bench/run.sh \
+		$(if $(QUICK),--quick --out $(OUTPUT)/bench-quick,--out bench/results) \
+		$(BENCH_ARGS)
 
 bench-rate: all
-	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 3000 bench/rate.sh --out bench/results
+	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 5000 bench/rate.sh --out bench/results \
+		$(BENCH_ARGS)
 
 vmlinux:
 	$(Q)KERNEL=$(KERNEL) scripts/gen-vmlinux.sh

@@ -5,8 +5,9 @@
 # defaults and with the variants that isolate one cause each, side by side
 # in one VM boot (`make bench-rate`, which runs this inside the VM).
 #
-#   bench/rate.sh [--out DIR] [--time SECONDS] [--rates "100 200 500"]
-#                 [--arrs "ARR ..."] [--dctcp-arrs "ARR ..."]
+#   bench/rate.sh [--out DIR] [--time SECONDS] [--repeat N]
+#                 [--rates "100 200 500"] [--arrs "ARR ..."]
+#                 [--dctcp-arrs "ARR ..."]
 #
 # For each rate (Mbit/s), flow count (1, 4) and arrangement (bench/arrange.sh
 # names, e.g. hbm:fixed:nocn), one iperf3 run of SECONDS from A to B with a
@@ -15,23 +16,25 @@
 # own counters: drops, CN, the mean skb size (TSO sizing), and
 # the release lateness of its watchdog (p50/p90/p99 from its histogram, and
 # the idle credit it ended with). cubic for every arrangement, then DCTCP
-# with ECN at both ends for the --dctcp-arrs.
+# with ECN at both ends for the --dctcp-arrs. Each configuration runs N
+# times (1), the arrangements taking turns; the table shows medians.
 # Writes DIR/rate.csv (every run) and DIR/rate.md (the table).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-out=$repo/bench/results T=5 RATES="100 200 500"
+out=$repo/bench/results T=5 R=1 RATES="100 200 500"
 ARRS="hbm hbm:fixed hbm:fixed:nocn hbm:fixed:burst=2ms fqedt htb"
 DCTCP_ARRS="hbm hbm:fixed fqedt htb"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out) out=$2; shift 2 ;;
 	--time) T=$2; shift 2 ;;
+	--repeat) R=$2; shift 2 ;;
 	--rates) RATES=$2; shift 2 ;;
 	--arrs) ARRS=$2; shift 2 ;;
 	--dctcp-arrs) DCTCP_ARRS=$2; shift 2 ;;
-	*) sed -n '7,8p' "$0" >&2; exit 2 ;;
+	*) sed -n '7,9p' "$0" >&2; exit 2 ;;
 	esac
 done
 mkdir -p "$out"
@@ -57,9 +60,9 @@ ping_ms() {
 }
 
 errors=0
-# run ARR CC FLOWS RATE: one CSV row
+# run ARR CC FLOWS RATE REP: one CSV row
 run() {
-	local arr=$1 cc=$2 flows=$3 rate=$4 ecn=0 idle g pid load j
+	local arr=$1 cc=$2 flows=$3 rate=$4 rep=$5 ecn=0 idle g pid load j
 	local st="" pk=0 dr=0 cn=0 ce=0 skb=0 p50="" p90="" p99="" credit=""
 
 	[ "$cc" = dctcp ] && ecn=1
@@ -93,8 +96,8 @@ run() {
 		echo "rate: $arr $cc ${rate}M x$flows: no goodput ('$g') or ping ('$load')" >&2
 		errors=$((errors + 1))
 	fi
-	printf '%s,%s,%s,%s,%.1f,%s,%s,%s,%.2f,%s,%s,%s,%s,%s,%s,%s\n' \
-		"$arr" "$cc" "$rate" "$flows" "${g:-0}" \
+	printf '%s,%s,%s,%s,%s,%.1f,%s,%s,%s,%.2f,%s,%s,%s,%s,%s,%s,%s\n' \
+		"$arr" "$cc" "$rate" "$flows" "$rep" "${g:-0}" \
 		"$(hbm_pct_of_ceiling "${g:-0}" "$rate")" "$idle" "$load" \
 		"$(awk -v d="$dr" -v p="$pk" 'BEGIN { print p + d ? 100 * d / (p + d) : 0 }')" \
 		"$cn" "$ce" "$skb" "$p50" "$p90" "$p99" "$credit"
@@ -103,14 +106,18 @@ run() {
 }
 
 csv=$out/rate.csv
-echo "arrangement,cc,rate_mbps,flows,goodput_mbps,pct_of_ceiling,ping_idle_ms,ping_load_ms,drops_pct,cn,ce,skb_bytes,late_p50_us,late_p90_us,late_p99_us,credit_us" >"$csv"
+echo "arrangement,cc,rate_mbps,flows,rep,goodput_mbps,pct_of_ceiling,ping_idle_ms,ping_load_ms,drops_pct,cn,ce,skb_bytes,late_p50_us,late_p90_us,late_p99_us,credit_us" >"$csv"
 for rate in $RATES; do
 	for flows in 1 4; do
-		for arr in $ARRS; do
-			run "$arr" cubic "$flows" "$rate" >>"$csv"
+		for rep in $(seq 1 "$R"); do
+			for arr in $ARRS; do
+				run "$arr" cubic "$flows" "$rate" "$rep" >>"$csv"
+			done
 		done
-		for arr in $DCTCP_ARRS; do
-			run "$arr" dctcp "$flows" "$rate" >>"$csv"
+		for rep in $(seq 1 "$R"); do
+			for arr in $DCTCP_ARRS; do
+				run "$arr" dctcp "$flows" "$rate" "$rep" >>"$csv"
+			done
 		done
 	done
 done
@@ -119,14 +126,22 @@ done
 # The table: goodput % of ceiling (ping under load), one column per
 # arrangement; then bpf_hbm's own view of each of its runs.
 {
-	echo "command: make bench-rate (bench/rate.sh --time $T), kernel $(uname -r), $(date -u +%FT%TZ)"
+	echo "command: make bench-rate (bench/rate.sh --time $T --repeat $R), kernel $(uname -r), $(date -u +%FT%TZ)"
 	echo
-	awk -F, 'NR > 1 {
+	echo "Goodput, % of the TCP ceiling (median ping RTT under load; idle: $(awk -F, 'NR > 1 { print $8 }' "$csv" | median) ms), medians of $R:"
+	echo
+	awk -F, "$(<"$here/stats.awk")"'NR > 1 {
 		row = $2 " " $3 "M x" $4
 		if (!(row in seen)) { seen[row] = 1; rows[++nr] = row }
 		if (!(($1) in cseen)) { cseen[$1] = 1; cols[++nc] = $1 }
-		cell[row, $1] = sprintf("%.1f%% (%.2f ms)", $6, $8)
+		k = row SUBSEP $1
+		n[k]++; pct[k, n[k]] = $7; png[k, n[k]] = $9
 	} END {
+		for (k in n) {
+			for (i = 1; i <= n[k]; i++) { a[i] = pct[k, i]; b[i] = png[k, i] }
+			cell[k] = sprintf("%.1f%% (%.2f ms)", median_of(a, n[k]), median_of(b, n[k]))
+			delete a; delete b
+		}
 		printf "| cc, rate, flows |"
 		for (c = 1; c <= nc; c++) printf " %s |", cols[c]
 		printf "\n|---|"
@@ -140,11 +155,11 @@ done
 		}
 	}' "$csv"
 	echo
-	echo "| arrangement | cc, rate, flows | goodput | drops | CN | skb bytes | lateness p50/p90/p99 (us, bucket bounds) | credit at end (us) |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| arrangement | cc, rate, flows | run | goodput | drops | CN | skb bytes | lateness p50/p90/p99 (us, bucket bounds) | credit at end (us) |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	awk -F, 'NR > 1 && $1 ~ /^hbm/ {
-		printf "| %s | %s %sM x%s | %s%% | %s%% | %s | %s | %s/%s/%s | %s |\n",
-			$1, $2, $3, $4, $6, $9, $10, $12, $13, $14, $15, $16
+		printf "| %s | %s %sM x%s | %s | %s%% | %s%% | %s | %s | %s/%s/%s | %.0f |\n",
+			$1, $2, $3, $4, $5, $7, $10, $11, $13, $14, $15, $16, $17
 	}' "$csv"
 } >"$out/rate.md"
 cat "$out/rate.md"

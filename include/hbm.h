@@ -36,6 +36,12 @@
 #define HBM_MIN_FLOW_IDLE_NS	(HBM_NSEC_PER_SEC / 1000)
 #define HBM_MAX_FLOW_IDLE_NS	(3600 * HBM_NSEC_PER_SEC)
 
+/*
+ * Most packets one instance may queue: the purge (reset, destroy) frees
+ * that many in bounded loops, so the loader refuses a larger --limit.
+ */
+#define HBM_MAX_LIMIT		(1U << 23)
+
 #define HBM_MIN_RATE_BPS	1000000ULL		/* 1 Mbit/s */
 #define HBM_MAX_RATE_BPS	400000000000ULL		/* 400 Gbit/s */
 

@@ -187,6 +187,35 @@ static __always_inline int hbm_cn_roll(__s64 delta, __u64 mark_ns,
 		return 1;
 	span = drop_ns - mark_ns;
 	over = (__u64)delta - mark_ns;
+	/*
+	 * rnd * span and over * 2^32 must fit in 64 bits: thresholds up to the
+	 * loader's 1 h make span up to 2^42 ns. Scale both below 2^32 (over <
+	 * span); the ratio keeps 31 bits or more, far below any rnd's weight.
+	 */
+	if (span >> 48) {
+		span >>= 16;
+		over >>= 16;
+	}
+	if (span >> 40) {
+		span >>= 8;
+		over >>= 8;
+	}
+	if (span >> 36) {
+		span >>= 4;
+		over >>= 4;
+	}
+	if (span >> 34) {
+		span >>= 2;
+		over >>= 2;
+	}
+	if (span >> 32) {
+		span >>= 1;
+		over >>= 1;
+	}
+	if (span >> 32) {
+		span >>= 1;
+		over >>= 1;
+	}
 	/* P(rnd * span < over * 2^32) = over / span, no modulo bias. */
 	return (__u64)rnd * span < (over << 32) ? 1 : 0;
 }

@@ -210,6 +210,10 @@ int hbm_config_validate(const struct hbm_config *cfg, char *err,
 	}
 	if (!cfg->limit)
 		return hbm_cfg_err(err, errlen, "limit must be positive");
+	if (cfg->limit > HBM_MAX_LIMIT)
+		return hbm_cfg_err(err, errlen,
+				  "limit %u out of range (at most %u)",
+				  cfg->limit, HBM_MAX_LIMIT);
 	if (!cfg->flow_limit)
 		return hbm_cfg_err(err, errlen, "flow-limit must be positive");
 	if (cfg->flow_limit > cfg->limit)

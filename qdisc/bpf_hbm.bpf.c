@@ -20,6 +20,14 @@
  * flow with fewer than 2 packets in flight, which gets CN instead. Non-TCP
  * packets are dropped over `mark`, as in HBM.
  *
+ * The shaper's own lateness is not charged to the senders: dequeue measures
+ * how late the first packet after each watchdog time left, and what the
+ * envelope of that lateness exceeds `burst` by (0 on a host whose timers
+ * keep time, about a millisecond under a hypervisor's jitter) is added to
+ * the idle credit and subtracted from the delay judged against the
+ * thresholds (hbm_late_allowance in hbm_edt.h). `--late-credit off` gives
+ * HBM's fixed values.
+ *
  * Differences from sch_fq, whose EDT machinery this mirrors:
  *  - a flow is scheduled by its head's departure time when it becomes
  *    backlogged and after each dequeue. A packet that arrives with an
@@ -64,8 +72,8 @@ char _license[] SEC("license") = "GPL";
 /* Flow hashes are 32-bit: this one names each instance's overflow flow. */
 #define HBM_OVERFLOW_HASH	(1ULL << 32)
 
-/* Upper bound for the loops that drain a queue (a limit is a __u32). */
-#define HBM_DRAIN_MAX		(1 << 23)
+/* Upper bound for the loops that drain a queue: no limit is above it. */
+#define HBM_DRAIN_MAX		HBM_MAX_LIMIT
 
 /* Load-time constants: the defaults an unconfigured device gets. */
 const volatile struct hbm_config hbm_defaults = HBM_CONFIG_DEFAULT;
@@ -203,6 +211,9 @@ static __always_inline void hbm_config_of(struct hbm_dev_key *dev,
 	/* The loader validates; a hand-edited map must not divide by zero. */
 	if (cfg->rate_bps < HBM_MIN_RATE_BPS)
 		cfg->rate_bps = HBM_MIN_RATE_BPS;
+	/* ... nor queue more than the purge can free. */
+	if (cfg->limit > HBM_MAX_LIMIT)
+		cfg->limit = HBM_MAX_LIMIT;
 }
 
 /*
@@ -563,9 +574,9 @@ drop:
  * after it left @late ns later (timer, softirq and scheduling delay; a
  * packet that queued behind others that were due is not a sample, or a
  * large burst would read as lateness and grow the allowance that let it
- * through): count it, and feed the envelope that the allowance for the shaper's
- * own lateness follows (hbm_late_allowance). Children of one mq may race on the envelope; a lost
- * update only delays it by a sample.
+ * through): count it, and feed the envelope that the allowance for the
+ * shaper's own lateness follows (hbm_late_allowance). Children of one mq
+ * may race on the envelope; a lost update only delays it by a sample.
  */
 static __always_inline void hbm_late_record(struct hbm_class *cls, __u64 late)
 {

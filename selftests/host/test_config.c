@@ -279,6 +279,16 @@ static void test_validate(void)
 	cfg.limit = 1;
 	cfg.flow_limit = 1;
 	ASSERT_OK(hbm_config_validate(&cfg, err, sizeof(err)), err);
+	/* No more than the qdisc's purge frees (HBM_MAX_LIMIT). */
+	cfg.limit = HBM_MAX_LIMIT;
+	ASSERT_OK(hbm_config_validate(&cfg, err, sizeof(err)), err);
+	cfg.limit = HBM_MAX_LIMIT + 1;
+	ASSERT_EQ(hbm_config_validate(&cfg, err, sizeof(err)), -EINVAL,
+		  "limit over the purge's bound");
+	ASSERT_STREQ(err, "limit 8388609 out of range (at most 8388608)",
+		     "limit max msg");
+	cfg.limit = 1;
+	ASSERT_OK(hbm_config_validate(&cfg, err, sizeof(err)), err);
 }
 
 /* --cn and --late-credit switch their flag and nothing else. */

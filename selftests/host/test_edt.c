@@ -172,6 +172,67 @@ static void test_cn_probability(void)
 		    "P(CN) = 0.25 a quarter of the way");
 }
 
+/*
+ * Over every span the loader accepts (thresholds up to 1 h), the roll
+ * agrees with the exact 128-bit comparison rnd * span < over * 2^32 to
+ * within the scaling's rounding: P(CN) never off by more than 2^-30, and
+ * 0 at mark, 1 at drop. Before the scaling, a span over 2^32 ns (4.3 s)
+ * overflowed over << 32 and rolled CN at random.
+ */
+static void test_cn_probability_wide(void)
+{
+	static const uint64_t spans[] = {
+		1, 1000, 450000, (1ULL << 32) - 1, 1ULL << 32,
+		(1ULL << 32) + 12345, 10ULL * 1000000000, 1ULL << 40,
+		3600ULL * 1000000000 - 1, 3600ULL * 1000000000,
+	};
+	static const uint32_t rnds[] = {
+		0, 1, 0x7fffffff, 0x80000000, 0xc0000000, UINT32_MAX - 1,
+		UINT32_MAX,
+	};
+	unsigned int i, k, f, bad = 0;
+
+	for (i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
+		uint64_t mark = 50000, span = spans[i], drop = mark + span;
+
+		for (f = 0; f <= 64; f++) {
+			/* over from 0 to span in 64ths, and just around each */
+			uint64_t over = (uint64_t)((unsigned __int128)span * f / 64);
+
+			for (k = 0; k < sizeof(rnds) / sizeof(rnds[0]); k++) {
+				uint32_t r = rnds[k];
+				unsigned __int128 lhs = (unsigned __int128)r * span;
+				unsigned __int128 rhs = (unsigned __int128)over << 32;
+				/* slack: the scaling's rounding, 2^-30 of span */
+				unsigned __int128 slack = ((unsigned __int128)span << 32) >> 30;
+				int want, got;
+
+				got = hbm_cn_roll((int64_t)(mark + over), mark,
+						  drop, r);
+				if (over == 0) {
+					bad += got != 0;
+					continue;
+				}
+				if (over >= span) {
+					bad += got != 1;
+					continue;
+				}
+				want = lhs < rhs;
+				if (lhs + slack < rhs || lhs > rhs + slack)
+					bad += got != want;
+			}
+		}
+	}
+	ASSERT_EQ(bad, 0, "CN roll matches the 128-bit oracle on every span");
+	/* The overflow itself: 4.3 s of span, a quarter of the way, rnd 1. */
+	ASSERT_EQ(hbm_cn_roll(50000 + (1ULL << 32) / 4 + 1, 50000,
+			      50000 + (1ULL << 32) + 8, 1), 1,
+		  "a quarter of a 4.3 s span rolls CN for a small rnd");
+	ASSERT_EQ(hbm_cn_roll(50000 + (1ULL << 32) / 4, 50000,
+			      50000 + (1ULL << 32) + 8, UINT32_MAX), 0,
+		  "... and not for the largest");
+}
+
 static enum hbm_verdict decide(const struct hbm_config *cfg, uint32_t len,
 			       int tcp, int ecn, uint32_t pout, int64_t delta,
 			       uint32_t rnd, int *guarded)
@@ -351,6 +412,7 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_burst_bound),
 	HBM_TEST(test_drop_thresh_by_size),
 	HBM_TEST(test_cn_probability),
+	HBM_TEST(test_cn_probability_wide),
 	HBM_TEST(test_decide),
 	HBM_TEST(test_guard),
 	HBM_TEST(test_horizon),

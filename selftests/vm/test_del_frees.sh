@@ -21,7 +21,8 @@ assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root \
 
 base=$(slab_skbs)
 inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7100 -S 7101 -c 1000 \
-	-s 1400 -t 30000000000 -B 8000000 -w 8 >"/tmp/$HBM_TEST.tx" &
+	-s 1400 -t 30000000000 -B 8000000 -w 60 >"/tmp/$HBM_TEST.tx" &
+probe=$!
 sleep 1.5
 q=$(hbm_qdisc qlen)
 full=$(slab_skbs)
@@ -32,11 +33,14 @@ assert_ok "tc qdisc del" inA tc qdisc del dev "$DEV_A" root
 sleep 0.5
 after=$(slab_skbs)
 w_after=$(sock_wmem)
-assert_eq "$w_after" 0 "socket write memory back to 0 after del"
+# The probe holds its socket open for 60 s (the steps above took over 8 s
+# under a slow TCG host), so its memory can be read.
+assert_eq "${w_after:--1}" 0 "socket write memory back to 0 after del (-1: socket gone)"
 # slabinfo's active counts are approximate (per-cpu caches): margins.
 assert_ge "$full" "$((base + 500))" "the slab held the queued skbs ($base -> $full)"
 assert_le "$after" "$((base + 100))" "skbuff slab back to baseline ($full -> $after)"
 hbm_report "slab skbuff_head_cache: base $base, queued $full, after del $after; wmem $w_full -> $w_after"
+kill "$probe" 2>/dev/null
 wait
 cat "/tmp/$HBM_TEST.tx"
 hbm_done

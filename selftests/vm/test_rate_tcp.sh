@@ -1,52 +1,81 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# cubic TCP through bpf_hbm reaches 95-101% of the goodput ceiling
-# (rate x 1448/1514) with one flow and with four, at 100 and 500 Mbit/s.
-# At 1 Gbit/s the figure is reported beside the unshaped capacity measured
-# in the same run (the VM is CPU-bound there). The burst credit is sized for
-# TCG (lib.sh); the default 100 us burst's figures are reported beside.
+# cubic TCP through bpf_hbm at its defaults (`attach --rate R`, nothing
+# else), as a user gets it, at 100, 200 and 500 Mbit/s with one flow and
+# four: goodput as a percentage of the ceiling (rate x 1448/1514).
+# - At 200 Mbit/s the same boot also runs HBM's fixed burst and thresholds
+#   (--late-credit off), and the defaults must beat it: the allowance for
+#   the shaper's own release lateness is what keeps the rate under TCG's
+#   jitter (bench/README.md, "Where the rate goes").
+# - Every row stays at or below 101% of the ceiling, and at or above the
+#   floor this emulator allows (below).
+# - bpf-hbm show reports the lateness it measured, and its idle credit is
+#   burst + what the lateness envelope exceeds it by.
+# At 1 Gbit/s the VM is CPU-bound: the figure is reported beside the
+# unshaped capacity measured in the same run. A 2 ms burst row is reported,
+# not asserted (what the tests used before the allowance).
 . "$(dirname "$0")/lib.sh"
 
 T=${T:-5}
+# The lowest goodput at the defaults accepted under TCG, in % of the
+# ceiling. bench/rate.sh on a 2-core host under TCG, whose watchdog
+# lateness has a p90 of 0.5-1 ms, measured 83-88% at 200 Mbit/s where the
+# fixed 100 us burst got 57-66% and fq+EDT 67-85%; a real host is expected
+# at 95% or more (bench/README.md).
+FLOOR=${HBM_RATE_FLOOR:-75}
 
 hbm_veth_setup || hbm_fatal "veth setup"
 inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
 unshaped=$(hbm_iperf "$T" -P 1)
 hbm_report "unshaped veth: $unshaped Mbit/s"
 
-assert_ok "attach" inA "$HBM" attach "$DEV_A" --rate 100mbit --parent root ||
-	hbm_done
-for rate in 100 500; do
-	inA "$HBM" set "$DEV_A" --rate "${rate}mbit" --burst 100us ||
-		hbm_fatal "set ${rate}mbit"
-	g=$(hbm_iperf "$T" -P 1)
-	hbm_report "${rate} Mbit/s, 1 flow, burst 100us: $g Mbit/s = $(hbm_pct_of_ceiling "$g" "$rate")% of ceiling"
-done
-for rate in 100 500 1000; do
-	inA "$HBM" set "$DEV_A" --rate "${rate}mbit" --burst "$HBM_VM_BURST" ||
-		hbm_fatal "set ${rate}mbit"
+assert_ok "attach at the defaults" inA "$HBM" attach "$DEV_A" --rate 100mbit \
+	--parent root || hbm_done
+declare -A got
+for rate in 100 200 500 1000; do
+	inA "$HBM" set "$DEV_A" --rate "${rate}mbit" || hbm_fatal "set ${rate}mbit"
 	for flows in 1 4; do
 		g=$(hbm_iperf "$T" -P "$flows")
 		pct=$(hbm_pct_of_ceiling "$g" "$rate")
-		hbm_report "${rate} Mbit/s, $flows flow(s), burst $HBM_VM_BURST: $g Mbit/s = ${pct}% of ceiling"
-		if [ "$rate" = 500 ] && [ "$flows" = 4 ]; then
-			# TCG: 4 streams at 500M load both emulated CPUs;
-			# measured 89.6-94.6% here, htb 87%.
-			assert_between "$pct" 88 101 \
-				"500M x4: goodput 88-101% of ceiling"
-		elif [ "$rate" -lt 1000 ]; then
-			assert_between "$pct" 95 101 \
-				"${rate}M x$flows: goodput 95-101% of ceiling"
+		got[$rate-$flows]=$pct
+		hbm_report "${rate} Mbit/s, $flows flow(s), defaults: $g Mbit/s = ${pct}% of ceiling"
+		if [ "$rate" -lt 1000 ]; then
+			assert_between "$pct" "$FLOOR" 101 \
+				"${rate}M x$flows at the defaults: goodput ${FLOOR}-101% of ceiling"
 		else
 			assert_le "$pct" 101 "1G x$flows: never above the rate"
 		fi
 	done
 done
 inA "$HBM" show "$DEV_A"
-# HBM's signals did the work: CN to the senders, few drops.
+j=$(inA "$HBM" show "$DEV_A" --json)
+samples=$(echo "$j" | jq -r '.devices[0].lateness.samples // empty')
+credit=$(echo "$j" | jq -r '.devices[0].lateness.credit_ns // empty')
+env=$(echo "$j" | jq -r '.devices[0].lateness.envelope_ns // empty')
+burst=$(echo "$j" | jq -r '.devices[0].config.burst_ns // empty')
+hbm_report "lateness: $(echo "$j" | jq -c '.devices[0].lateness')"
+assert_gt "${samples:-0}" 0 "show: the watchdog's lateness was measured"
+assert_eq "${credit:--1}" \
+	"$(awk -v e="${env:-0}" -v b="${burst:-0}" 'BEGIN { m = 4000000
+		if (e > m) e = m; print (e > b ? e : b) }')" \
+	"show: idle credit = max(burst, lateness envelope up to 4ms)"
 pkts=$(hbm_stat stats.packets)
-assert_gt "$(hbm_stat stats.cn)" 0 "CN signals returned to the senders"
-assert_lt "$(hbm_stat drops.total)" "$((pkts / 100))" "drops under 1% of packets"
 hbm_report "cn $(hbm_stat stats.cn), marks $(hbm_stat stats.marks), drops $(hbm_stat drops.total) of $pkts packets"
+assert_gt "$(hbm_stat stats.cn)" 0 "CN signals returned to the senders"
+assert_lt "$(hbm_stat drops.total)" "$((pkts * 5 / 100))" "drops under 5% of packets"
+
+# HBM's fixed burst and thresholds, in the same boot: the defaults beat it.
+inA "$HBM" set "$DEV_A" --rate 200mbit --late-credit off ||
+	hbm_fatal "set --late-credit off"
+for flows in 1 4; do
+	g=$(hbm_iperf "$T" -P "$flows")
+	pct=$(hbm_pct_of_ceiling "$g" 200)
+	hbm_report "200 Mbit/s, $flows flow(s), --late-credit off: $g Mbit/s = ${pct}% of ceiling"
+	assert_gt "${got[200-$flows]}" "$pct" \
+		"200M x$flows: the defaults (${got[200-$flows]}%) beat HBM's fixed burst and thresholds ($pct%)"
+done
+inA "$HBM" set "$DEV_A" --late-credit on --burst 2ms || hbm_fatal "set --burst 2ms"
+g=$(hbm_iperf "$T" -P 4)
+hbm_report "200 Mbit/s, 4 flows, --burst 2ms (not asserted): $g Mbit/s = $(hbm_pct_of_ceiling "$g" 200)% of ceiling"
 hbm_done
