@@ -6,12 +6,13 @@
 # what was queued is all delivered in the end. Datagrams ask to leave 30 s
 # out (SO_TXTIME) so they are all queued when the limits are checked: the
 # checks take 10-15 s under a slow TCG host, and with 8 s the first flow
-# left before the last of them.
+# left before the last of them. The horizon goes out to 60 s with it.
 . "$(dirname "$0")/lib.sh"
 
 hbm_veth_setup || hbm_fatal "veth setup"
 assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root \
-	--mark 10s --drop 20s --drop-large 20s --limit 120 --flow-limit 50 ||
+	--mark 10s --drop 20s --drop-large 20s --limit 120 --flow-limit 50 \
+	--horizon 60s ||
 	hbm_done
 
 rx0=$(inB cat /sys/class/net/$DEV_B/statistics/rx_packets)
