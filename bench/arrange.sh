@@ -97,3 +97,21 @@ $(echo "$j" | jq -r '.[0].formatted.value.ce')" ;;
 
 # unarrange: what arrange left outside the namespaces
 unarrange() { rm -rf "$STAMP" "$STAMP_MAPS"; }
+
+# bench_begin: bpffs, the modules, dctcp allowed in namespaces other than
+# the first (they may default only to an allowed one), bpf_hbm loaded.
+bench_begin() {
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	for m in veth sch_fq sch_htb tcp_dctcp; do modprobe -q "$m"; done
+	grep -qw dctcp /proc/sys/net/ipv4/tcp_allowed_congestion_control ||
+		sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_allowed_congestion_control) dctcp"
+	bench_loaded_here=0
+	[ -e /sys/fs/bpf/bpf_hbm/link ] || bench_loaded_here=1
+	"$HBM" load >/dev/null
+}
+
+# bench_end: unload what bench_begin loaded: with it go the markers of the
+# namespaces the runs deleted, whose pins a later namespace could reuse.
+bench_end() {
+	[ "$bench_loaded_here" = 0 ] || "$HBM" unload --force >/dev/null
+}

@@ -43,13 +43,7 @@ set --
 NS_A=hbm-rate-a NS_B=hbm-rate-b
 . "$here/arrange.sh"
 
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-for m in veth sch_fq sch_htb tcp_dctcp; do modprobe -q "$m"; done
-grep -qw dctcp /proc/sys/net/ipv4/tcp_allowed_congestion_control ||
-	sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_allowed_congestion_control) dctcp"
-loaded_here=0
-[ -e /sys/fs/bpf/bpf_hbm/link ] || loaded_here=1
-"$HBM" load >/dev/null || exit 1
+bench_begin || exit 1
 
 # median of the numbers on stdin
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "" }'; }
@@ -121,7 +115,7 @@ for rate in $RATES; do
 		done
 	done
 done
-[ $loaded_here = 0 ] || "$HBM" unload --force >/dev/null
+bench_end || { echo "rate: couldn't unload bpf_hbm" >&2; errors=$((errors + 1)); }
 
 # The table: goodput % of ceiling (ping under load), one column per
 # arrangement; then bpf_hbm's own view of each of its runs.

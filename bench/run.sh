@@ -49,16 +49,7 @@ set -- # lib.sh reads $0 only
 NS_A=hbm-bench-a NS_B=hbm-bench-b
 . "$here/arrange.sh"
 
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-for m in veth sch_fq sch_htb tcp_dctcp; do modprobe -q "$m"; done
-# Namespaces other than the first may default only to an allowed one.
-grep -qw dctcp /proc/sys/net/ipv4/tcp_allowed_congestion_control ||
-	sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_allowed_congestion_control) dctcp"
-# Unload at the end what this run loaded: with it go the markers of the
-# namespaces the runs deleted, whose pins a later namespace could reuse.
-loaded_here=0
-[ -e /sys/fs/bpf/bpf_hbm/link ] || loaded_here=1
-"$HBM" load >/dev/null || exit 1
+bench_begin || exit 1
 
 kv() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
@@ -186,8 +177,7 @@ for flows in $COST_FLOWS; do
 	done
 done
 
-[ $loaded_here = 0 ] || "$HBM" unload --force >/dev/null ||
-	{ echo "bench: couldn't unload bpf_hbm" >&2; errors=$((errors + 1)); }
+bench_end || { echo "bench: couldn't unload bpf_hbm" >&2; errors=$((errors + 1)); }
 "$here/table.sh" "$csv" "$cost_csv" >"$out/table.md"
 "$here/plot.sh" "$out" || errors=$((errors + 1))
 cat "$out/meta.txt" "$out/table.md"
