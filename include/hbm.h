@@ -137,7 +137,7 @@ struct hbm_class {
 	__u64 delayed;		/* packets that had to wait for departure */
 	__u64 drops[HBM_DROP_MAX];
 	__u64 late_ns;		/* release lateness envelope */
-	__u64 late_sum_ns;	/* lateness of the packets in late_hist */
+	__u64 late_sum_ns;	/* lateness summed over late_hist's samples */
 	__u64 late_hist[HBM_LATE_BUCKETS];
 };
 

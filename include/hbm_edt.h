@@ -208,6 +208,7 @@ static __always_inline int hbm_cn_roll(__s64 delta, __u64 mark_ns,
 		span >>= 2;
 		over >>= 2;
 	}
+	/* Below 2^34 now: at most two more halvings. */
 	if (span >> 32) {
 		span >>= 1;
 		over >>= 1;

@@ -42,7 +42,7 @@ static const char *const hbm_drop_names[HBM_DROP_MAX] = {
 
 static __u32 hbm_own;	/* our netns, for sorting and names */
 
-/* Packets in the lateness histogram. */
+/* Watchdog releases in the lateness histogram. */
 static __u64 hbm_late_count(const struct hbm_class *cls)
 {
 	__u64 sum = 0;
@@ -53,11 +53,19 @@ static __u64 hbm_late_count(const struct hbm_class *cls)
 	return sum;
 }
 
+/* Their mean lateness, in ns; 0 when none was measured. */
+static __u64 hbm_late_mean(const struct hbm_class *cls)
+{
+	__u64 n = hbm_late_count(cls);
+
+	return n ? cls->late_sum_ns / n : 0;
+}
+
 /*
- * The lateness under which a fraction @q of the packets that waited left:
+ * The lateness under which a fraction @q of the watchdog releases left:
  * the upper bound of the histogram bucket the quantile falls in (within a
  * factor of 2), in ns; the last bucket has none and reports its lower
- * bound. 0 when nothing waited.
+ * bound. 0 when none was measured.
  */
 static __u64 hbm_late_quantile(const struct hbm_class *cls, double q)
 {
@@ -271,7 +279,7 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		printf("\"total\":%llu}", hbm_total_drops(k));
 		printf(",\"lateness\":{\"credit_ns\":%llu,\"envelope_ns\":%llu,\"samples\":%llu,\"mean_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"hist_us\":[",
 		       hbm_credit_now(&st[i]), k->late_ns, hbm_late_count(k),
-		       hbm_late_count(k) ? k->late_sum_ns / hbm_late_count(k) : 0,
+		       hbm_late_mean(k),
 		       hbm_late_quantile(k, 0.5), hbm_late_quantile(k, 0.9),
 		       hbm_late_quantile(k, 0.99));
 		for (j = 0; j < HBM_LATE_BUCKETS; j++)
@@ -344,8 +352,7 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		hbm_fmt_time(a, sizeof(a), hbm_credit_now(&st[i]));
 		printf("  %-12s%s", "idle credit", a);
 		if (hbm_late_count(k)) {
-			hbm_fmt_time(a, sizeof(a), k->late_sum_ns /
-				     hbm_late_count(k));
+			hbm_fmt_time(a, sizeof(a), hbm_late_mean(k));
 			printf(" (lateness of %llu watchdog releases: mean %s",
 			       hbm_late_count(k), a);
 			hbm_fmt_time(a, sizeof(a), hbm_late_quantile(k, 0.5));

@@ -19,10 +19,10 @@
 
 T=${T:-5}
 # The lowest goodput at the defaults accepted under TCG, in % of the
-# ceiling. bench/rate.sh on a 2-core host under TCG, whose watchdog
-# lateness has a p90 of 0.5-1 ms, measured 83-88% at 200 Mbit/s where the
-# fixed 100 us burst got 57-66% and fq+EDT 67-85%; a real host is expected
-# at 95% or more (bench/README.md).
+# ceiling. `make bench-rate` on a 2-core host under TCG, whose watchdog
+# lateness has a p90 of 0.5-1 ms, measured 68-90% for cubic at 100-500
+# Mbit/s where the fixed 100 us burst got 43-67% and fq+EDT 46-86%
+# (bench/results/rate.md); a real host is expected at 95% or more.
 FLOOR=${HBM_RATE_FLOOR:-75}
 
 hbm_veth_setup || hbm_fatal "veth setup"
