@@ -15,7 +15,7 @@
 #include <linux/bpf.h>		/* struct bpf_spin_lock */
 #endif
 
-#define HBM_ABI_VERSION		2
+#define HBM_ABI_VERSION		3
 
 #define HBM_NSEC_PER_USEC	1000ULL
 #define HBM_NSEC_PER_SEC	1000000000ULL
@@ -139,6 +139,8 @@ struct hbm_class {
 	__u64 late_ns;		/* release lateness envelope */
 	__u64 late_sum_ns;	/* lateness summed over late_hist's samples */
 	__u64 late_hist[HBM_LATE_BUCKETS];
+	__u64 tstamp_tai;	/* departure stamps on CLOCK_TAI, converted */
+	__u64 tstamp_realtime;	/* ... on CLOCK_REALTIME, not honoured */
 };
 
 /* One qdisc instance: the root, or one mq child (map hbm_instances). */

@@ -284,6 +284,7 @@ static int hbm_load_fresh(void)
 	bool link_pinned = false, mark_pinned = false;
 	struct bpf_hbm *skel;
 	struct bpf_map *map;
+	const char *fault;
 	int i, err;
 
 	if (mkdir(hbm_dir, 0700)) {
@@ -301,6 +302,10 @@ static int hbm_load_fresh(void)
 	}
 	if (hbm_flow_idle_ns)
 		skel->rodata->hbm_flow_idle_ns = hbm_flow_idle_ns;
+	/* The tests' fault injection: every Nth flow allocation fails. */
+	fault = getenv("BPF_HBM_FAULT_FLOW_ALLOC");
+	if (fault)
+		skel->rodata->hbm_fault_flow_alloc = strtoul(fault, NULL, 10);
 	err = bpf_hbm__load(skel);
 	if (err) {
 		err = hbm_load_error(err, "the kernel refused the BPF programs");

@@ -269,10 +269,11 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		       c->flags & HBM_F_ECN ? "true" : "false",
 		       c->flags & HBM_F_NO_CN ? "false" : "true",
 		       c->flags & HBM_F_FIXED_BURST ? "false" : "true");
-		printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"delayed\":%llu,\"drops\":%llu,\"vq_delay_ns\":%lld}",
+		printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"delayed\":%llu,\"drops\":%llu,\"vq_delay_ns\":%lld,\"tstamp_tai\":%llu,\"tstamp_realtime\":%llu}",
 		       k->enqueued, k->packets, k->bytes, k->marks, k->cn,
 		       k->ce, k->guard_saves, k->delayed, hbm_total_drops(k),
-		       k->delta_ns > 0 ? k->delta_ns : 0);
+		       k->delta_ns > 0 ? k->delta_ns : 0, k->tstamp_tai,
+		       k->tstamp_realtime);
 		printf(",\"drops\":{");
 		for (j = 0; j < HBM_DROP_MAX; j++)
 			printf("\"%s\":%llu,", hbm_drop_names[j], k->drops[j]);
@@ -342,6 +343,8 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		HBM_KV("ce", "%llu", k->ce);
 		HBM_KV("guard saves", "%llu", k->guard_saves);
 		HBM_KV("delayed", "%llu", k->delayed);
+		HBM_KV("txtime", "%llu on CLOCK_TAI (converted), %llu on CLOCK_REALTIME (ignored)",
+		       k->tstamp_tai, k->tstamp_realtime);
 		printf("  %-12s%llu (", "drops", hbm_total_drops(k));
 		for (j = 0; j < HBM_DROP_MAX; j++)
 			printf("%s%s %llu", j ? ", " : "", hbm_drop_names[j],

@@ -40,9 +40,10 @@
  *    its idle flows oldest first; whenever a packet needs a new flow, the
  *    garbage collector frees up to two that have been idle for over
  *    hbm_flow_idle_ns (1 s, `bpf-hbm load --flow-idle`), so freeing
- *    keeps pace with creating; with nothing queued, the watchdog runs
- *    the GC instead. When the table is full anyway, a packet joins the
- *    instance's overflow flow instead of being dropped.
+ *    keeps pace with creating; and the watchdog runs the GC too, queued
+ *    or not, for an instance that creates no flows. When the table is
+ *    full anyway, a packet joins the instance's overflow flow instead of
+ *    being dropped.
  *
  * BPF qdiscs have no private data: each instance's state is keyed by
  * (ifindex, netns, parent, handle), so mq children keep their own queues,
@@ -68,6 +69,7 @@ char _license[] SEC("license") = "GPL";
 #define TCP_ECN_MODE_ACCECN	16	/* AccECN (6.18+; unused bit before) */
 #define TCP_TIME_WAIT		6
 #define TCP_NEW_SYN_RECV	12
+#define SOCK_STREAM		1
 
 /* Flow hashes are 32-bit: this one names each instance's overflow flow. */
 #define HBM_OVERFLOW_HASH	(1ULL << 32)
@@ -81,9 +83,17 @@ const volatile __u64 hbm_timer_slack_ns = HBM_DEF_SLACK_NS;
 const volatile __u64 hbm_flow_idle_ns = HBM_DEF_FLOW_IDLE_NS;
 
 /*
+ * Fault injection for the tests: every hbm_fault_flow_alloc-th allocation
+ * of a flow fails (the loader sets it from BPF_HBM_FAULT_FLOW_ALLOC). At
+ * 0, its default, the verifier removes the check as dead code.
+ */
+const volatile __u32 hbm_fault_flow_alloc;
+__u32 hbm_flow_allocs;
+
+/*
  * Idle flows the garbage collector may free per flow created, and per pass
- * while the instance has nothing queued; passes follow each other this
- * closely while they find old flows.
+ * on the watchdog; passes follow each other this closely while they find
+ * old flows.
  */
 #define HBM_GC_BUDGET		2
 #define HBM_GC_QUIET_BUDGET	64
@@ -91,6 +101,7 @@ const volatile __u64 hbm_flow_idle_ns = HBM_DEF_FLOW_IDLE_NS;
 
 struct hbm_skb_node {
 	__u64 departure;
+	__u64 charge_ns;		/* what it cost the virtual clock */
 	struct sk_buff __kptr *skb;
 	struct bpf_rb_node node;
 };
@@ -219,8 +230,9 @@ static __always_inline void hbm_config_of(struct hbm_dev_key *dev,
 /*
  * What HBM needs to know about the sender: a TCP packet of a local full
  * socket carries its packets in flight (for the 2-packet guard) and its
- * ECN state. Forwarded packets and request/timewait sockets count as
- * non-TCP senders that cannot be told to slow down.
+ * ECN state. Forwarded packets, request/timewait sockets and raw sockets
+ * of protocol IPPROTO_TCP (not a tcp_sock) count as non-TCP senders that
+ * cannot be told to slow down.
  */
 static __always_inline void hbm_sender_of(struct sk_buff *skb,
 					  struct hbm_pkt *pkt, __u32 flags)
@@ -236,13 +248,41 @@ static __always_inline void hbm_sender_of(struct sk_buff *skb,
 		return;
 	state = sk->__sk_common.skc_state;
 	if (sk->sk_protocol != IPPROTO_TCP || state == TCP_TIME_WAIT ||
-	    state == TCP_NEW_SYN_RECV)
+	    state == TCP_NEW_SYN_RECV || sk->sk_type != SOCK_STREAM)
 		return;
 	tp = bpf_core_cast(sk, struct tcp_sock);
 	pkt->is_tcp = 1;
 	pkt->packets_out = tp->packets_out;
 	pkt->ecn = (flags & HBM_F_ECN) &&
 		   (tp->ecn_flags & (TCP_ECN_OK | TCP_ECN_MODE_ACCECN));
+}
+
+/*
+ * The sender's departure time on the qdisc's clock (CLOCK_MONOTONIC), or
+ * 0 for none. SO_TXTIME may stamp a packet on CLOCK_TAI, converted here
+ * with the two clocks' offset read now, or on CLOCK_REALTIME, which BPF
+ * cannot read: such a stamp is not honoured (the packet is paced by the
+ * rate alone). Both are counted. sch_fq reads every stamp as monotonic,
+ * so it drops TAI and realtime stamps as beyond its horizon.
+ */
+static __always_inline __u64 hbm_tstamp_of(struct sk_buff *skb,
+					   struct hbm_class *cls, __u64 now)
+{
+	__u64 t = skb->tstamp, off;
+
+	if (!t)
+		return 0;
+	switch (skb->tstamp_type) {
+	case SKB_CLOCK_MONOTONIC:
+		return t;
+	case SKB_CLOCK_TAI:
+		__sync_fetch_and_add(&cls->tstamp_tai, 1);
+		off = bpf_ktime_get_tai_ns() - now;
+		return t > off ? t - off : 0;
+	default:
+		__sync_fetch_and_add(&cls->tstamp_realtime, 1);
+		return 0;
+	}
 }
 
 static __always_inline void hbm_count_drop(struct hbm_class *cls,
@@ -369,34 +409,54 @@ static __always_inline bool hbm_flow_gc(struct hbm_inst *inst,
 }
 
 /*
- * With nothing queued, collect idle flows on a timer: an instance that
- * went quiet creates no flows, so the GC on that path would leave its idle
- * flows in the table all instances share. The watchdog is free then (no
- * packet waits for it); the next packet to wait re-arms it for itself, and
- * the queue emptying again brings this timer back.
+ * Collect idle flows on the watchdog too: an instance that creates no
+ * flows runs no GC on that path, and whether it is quiet or stays
+ * backlogged (one packet stamped seconds out is enough) it would keep its
+ * idle flows in the table all instances share. A pass frees up to
+ * HBM_GC_QUIET_BUDGET flows idle for over hbm_flow_idle_ns; passes follow
+ * each other HBM_GC_QUIET_STEP_NS apart while they find more, else half an
+ * idle time apart. Returns when the next pass is due, or 0 for none.
  */
-static __always_inline void hbm_quiet_gc(struct Qdisc *sch,
-					 struct hbm_inst *inst,
+static __always_inline __u64 hbm_gc_tick(struct hbm_inst *inst,
 					 struct hbm_inst_key *ik, __u64 now)
 {
 	bool more;
 
 	if (!inst->info.idle_flows)
-		return;
+		return 0;
 	if (now >= inst->gc_next) {
 		more = hbm_flow_gc(inst, ik, now, HBM_GC_QUIET_BUDGET);
 		inst->gc_next = now + (more ? HBM_GC_QUIET_STEP_NS :
 					      hbm_flow_idle_ns / 2);
 		if (!inst->info.idle_flows)
-			return;
+			return 0;
 	}
-	if (inst->gc_armed == inst->gc_next)
-		return;		/* set already: spare the kfunc per packet */
-	inst->gc_armed = inst->gc_next;
-	/* Slack: a pass half an idle time away may wait for other timers. */
-	bpf_qdisc_watchdog_schedule(sch, inst->gc_next,
-				    inst->gc_next - now > HBM_GC_QUIET_STEP_NS ?
-				    hbm_flow_idle_ns / 8 : HBM_GC_QUIET_STEP_NS);
+	return inst->gc_next;
+}
+
+/*
+ * Slack for a GC pass: one half an idle time away may wait for other
+ * timers, but never past @limit ns (the head packet's departure).
+ */
+static __always_inline __u64 hbm_gc_slack(__u64 at, __u64 now, __u64 limit)
+{
+	__u64 slack = at - now > HBM_GC_QUIET_STEP_NS ? hbm_flow_idle_ns / 8 :
+							 HBM_GC_QUIET_STEP_NS;
+
+	return slack < limit ? slack : limit;
+}
+
+/* A new flow, or NULL (the allocator's failure, or an injected one). */
+static __always_inline struct hbm_flow *hbm_flow_alloc(void)
+{
+	struct hbm_flow *flow = hbm_obj_new(struct hbm_flow);
+
+	if (flow && hbm_fault_flow_alloc &&
+	    ++hbm_flow_allocs % hbm_fault_flow_alloc == 0) {
+		hbm_obj_drop(flow);
+		return NULL;
+	}
+	return flow;
 }
 
 SEC("struct_ops")
@@ -431,7 +491,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		goto drop;
 
 	now = bpf_ktime_get_ns();
-	tstamp = skb->tstamp;
+	tstamp = hbm_tstamp_of(skb, cls, now);
 	reason = HBM_DROP_HORIZON;
 	if (hbm_beyond_horizon(tstamp, now, cfg.horizon_ns))
 		goto drop;
@@ -455,9 +515,16 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	}
 	flow = bpf_kptr_xchg(&slot->flow, NULL);
 	if (!flow) {
-		flow = hbm_obj_new(struct hbm_flow);
-		if (!flow)
+		flow = hbm_flow_alloc();
+		if (!flow) {
+			/*
+			 * A slot without a flow is on no list: neither the GC
+			 * nor the purge would ever free it.
+			 */
+			if (fk.hash != HBM_OVERFLOW_HASH)
+				bpf_map_delete_elem(&hbm_flows, &fk);
 			goto drop;
+		}
 		/*
 		 * Not zeroed here: bpf_obj_new() initialises the special
 		 * fields (nodes, lock, refcount). Without these stores, the
@@ -498,6 +565,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 					   cfg.flags);
 		delta = hbm_vq_charge(&vq, now, pkt.len, cfg.rate_bps,
 				      cfg.burst_ns + allow, &departure);
+		skbn->charge_ns = vq.time - departure;
 		judged = delta - (__s64)allow;
 		v = hbm_decide(&cfg, &pkt, judged, rnd, &guarded);
 		if (v == HBM_DROP)
@@ -598,7 +666,7 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	struct hbm_class *cls;
 	struct hbm_inst *inst;
 	struct hbm_flow *flow;
-	__u64 now, at, armed;
+	__u64 now, at, armed, gc;
 	__u32 len;
 
 	hbm_inst_key_of(sch, &fk.inst);
@@ -611,7 +679,13 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	n = bpf_rbtree_first(&inst->flows);
 	if (!n) {
 		bpf_spin_unlock(&inst->lock);
-		hbm_quiet_gc(sch, inst, &fk.inst, now);
+		/* Nothing waits: the watchdog is the GC's. */
+		gc = hbm_gc_tick(inst, &fk.inst, now);
+		if (gc && inst->gc_armed != gc) {
+			inst->gc_armed = gc;	/* spare the kfunc per packet */
+			bpf_qdisc_watchdog_schedule(sch, gc,
+						    hbm_gc_slack(gc, now, -1ULL));
+		}
 		return NULL;
 	}
 	at = container_of(n, struct hbm_flow, rb)->head;
@@ -619,7 +693,12 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 		bpf_spin_unlock(&inst->lock);
 		inst->gc_armed = 0;	/* the watchdog is the packet's now */
 		inst->armed_at = at;
-		bpf_qdisc_watchdog_schedule(sch, at, hbm_timer_slack_ns);
+		gc = hbm_gc_tick(inst, &fk.inst, now);
+		if (gc && gc < at)
+			bpf_qdisc_watchdog_schedule(sch, gc,
+						    hbm_gc_slack(gc, now, at - gc));
+		else
+			bpf_qdisc_watchdog_schedule(sch, at, hbm_timer_slack_ns);
 		return NULL;
 	}
 	n = bpf_rbtree_remove(&inst->flows, n);
@@ -690,19 +769,15 @@ rearm:
 /*
  * A packet freed before it left gives its slot back, as a dropped one
  * does: otherwise a reset (link down) with a deep backlog would leave the
- * device's clock that far ahead, and every packet after it would wait.
+ * device's clock that far ahead, and every packet after it would wait. It
+ * gives back what it was charged, at the rate of its enqueue: a `set
+ * --rate` since then must not leave the clock wrong by the difference.
  */
 static __always_inline void hbm_class_refund(struct hbm_class *cls,
-					     __u32 len, __u64 rate_bps)
+					     __u64 charge_ns)
 {
-	struct hbm_vq vq;
-
 	bpf_spin_lock(&cls->lock);
-	vq.time = cls->vq_time;
-	vq.rem = cls->vq_rem;
-	hbm_vq_refund(&vq, len, rate_bps);
-	cls->vq_time = vq.time;
-	cls->vq_rem = vq.rem;
+	cls->vq_time -= charge_ns;
 	bpf_spin_unlock(&cls->lock);
 }
 
@@ -712,17 +787,16 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 {
 	struct hbm_skb_node *skbn;
 	struct hbm_flow_key fk;
-	struct hbm_config cfg;
 	struct hbm_class *cls;
 	struct bpf_rb_node *n;
 	struct hbm_flow *flow;
 	struct sk_buff *skb;
 	__u32 freed = 0;
+	__u64 charge;
 	int i, j;
 
 	fk.inst = *ik;
 	cls = bpf_map_lookup_elem(&hbm_classes, ik);
-	hbm_config_of((struct hbm_dev_key *)ik, &cfg);
 	bpf_for(i, 0, HBM_DRAIN_MAX) {
 		bpf_spin_lock(&inst->lock);
 		n = bpf_rbtree_first(&inst->flows);
@@ -742,11 +816,11 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 				break;
 			skbn = container_of(n, struct hbm_skb_node, node);
 			skb = bpf_kptr_xchg(&skbn->skb, NULL);
+			charge = skbn->charge_ns;
 			hbm_obj_drop(skbn);
 			if (skb) {
 				if (cls)
-					hbm_class_refund(cls, hbm_pkt_len(skb),
-							 cfg.rate_bps);
+					hbm_class_refund(cls, charge);
 				bpf_kfree_skb(skb);
 				freed++;
 			}

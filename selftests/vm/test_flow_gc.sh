@@ -5,9 +5,10 @@
 # finds it; once idle for longer than the flow idle time (`load
 # --flow-idle`, 3 s here: wide of TCG's stalls) the garbage collector
 # frees it as new flows arrive, up to two per new flow, and on a timer
-# while the instance has nothing queued, so the table does not fill with
-# flows that ended. Each wave is 1000 flows of one 64-byte packet, at a
-# rate far above what the flood sends, so every flow empties at once.
+# whether or not the instance has packets queued, so the table does not
+# fill with flows that ended. Each wave is 1000 flows of one 64-byte
+# packet, at a rate far above what the flood sends, so every flow empties
+# at once.
 . "$(dirname "$0")/lib.sh"
 
 N=1000
@@ -22,8 +23,9 @@ assert_ok "... saying why" grep -q \
 	"already loaded: --flow-idle applies to a fresh load" "/tmp/$HBM_TEST.out"
 
 hbm_veth_setup || hbm_fatal "veth setup"
-assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root --rate 10gbit ||
-	hbm_done
+# A horizon of a minute, for the last phase's packet stamped 30 s out.
+assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root --rate 10gbit \
+	--horizon 60s || hbm_done
 
 wave() {
 	inA "$HBM_TOOLS/flood" -s "$ADDR_A" -d "$ADDR_B" -f $N -c $N -o "$1" \
@@ -60,7 +62,26 @@ for t in $(seq 20); do
 done
 assert_eq "$idle4" 0 "quiet: a timer frees the idle flows (2.5 s + $((t * 5))00 ms after the wave)"
 inA "$HBM" show "$DEV_A"
-hbm_report "idle flows: $idle1 after a wave, $idle2 after the same again, $idle3 after a new wave, 0 at 2.5 s + $((t * 5))00 ms of quiet"
+q=$t
+
+# Backlogged: one packet stamped 30 s out keeps the instance from ever
+# going quiet, and no new flow comes. The watchdog, set for that packet,
+# still fires for the GC's passes.
+inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 9 -S 7601 -t 30000000000 \
+	>/dev/null
+wave $((2 * N))
+idle5=$(hbm_stat idle_flows)
+assert_between "$idle5" $N $((N + 10)) "backlogged: a new wave's flows idle ($idle5)"
+sleep 3
+for t in $(seq 20); do
+	sleep 0.5
+	idle6=$(hbm_stat idle_flows)
+	q6=$(hbm_qdisc qlen)
+	[ "$idle6" = 0 ] || [ "$q6" = 0 ] && break
+done
+assert_eq "$q6" 1 "the stamped packet still waits"
+assert_eq "$idle6" 0 "backlogged: the watchdog frees the idle flows (3 s + $((t * 5))00 ms after the wave)"
+hbm_report "idle flows: $idle1 after a wave, $idle2 after the same again, $idle3 after a new wave, 0 at 2.5 s + $((q * 5))00 ms of quiet, 0 at 3 s + $((t * 5))00 ms backlogged"
 
 assert_ok "detach" inA "$HBM" detach "$DEV_A"
 assert_ok "unload (later tests load the default)" "$HBM" unload

@@ -7,19 +7,22 @@
 # 50 ms (a stalled watchdog would hold it until the next packet; TCG's
 # timers and scheduling add up to 4 ms to a single probe: seen 6.2, 7.2
 # and 9.3 ms; medians 5.6-6.2 ms). One stamped 20 s out is beyond the 10 s
-# horizon, dropped and counted.
+# horizon, dropped and counted. A CLOCK_TAI stamp is converted and
+# honoured; a CLOCK_REALTIME one is not honoured (nor dropped); both are
+# counted.
 . "$(dirname "$0")/lib.sh"
 
 hbm_veth_setup || hbm_fatal "veth setup"
 assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root || hbm_done
 
-# probe TXTIME_NS: prints the one-way delay in us (kernel stamps), or
-# nothing if the datagram did not arrive.
+# probe TXTIME_NS [CLOCK]: prints the one-way delay in us (kernel stamps),
+# or nothing if the datagram did not arrive.
 probe() {
 	inB "$HBM_TOOLS/udp_probe" recv -p 7000 -c 1 -T 3000 \
 		>"/tmp/$HBM_TEST.rx" 2>/dev/null &
 	sleep 0.2
-	sent=$(inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7000 -t "$1" |
+	sent=$(inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7000 -t "$1" \
+		-k "${2:-mono}" |
 	       awk '/^first_send_ns/ { print $2 }')
 	wait
 	arr=$(head -n 1 "/tmp/$HBM_TEST.rx")
@@ -55,4 +58,15 @@ wait
 assert_eq "$(wc -l <"/tmp/$HBM_TEST.rx")" 0 "a 20 s tstamp is not delivered"
 assert_eq "$(( $(hbm_stat drops.horizon) - h0 ))" 1 "counted as a horizon drop"
 assert_eq "$(hbm_qdisc qlen)" 0 "and not left queued"
+
+# SO_TXTIME on CLOCK_TAI: the qdisc's clock is CLOCK_MONOTONIC, so the
+# stamp is converted, then honoured like any other.
+us=$(probe 5000000 tai)
+assert_between "${us:--1}" 5000 50000 "a CLOCK_TAI +5 ms stamp is honoured (${us:-lost} us)"
+assert_eq "$(hbm_stat stats.tstamp_tai)" 1 "and counted"
+# CLOCK_REALTIME: a clock BPF cannot read. Honoured as monotonic, a +2 s
+# stamp would hold the datagram 2 s, or drop it beyond the horizon.
+us=$(probe 2000000000 realtime)
+assert_between "${us:--1}" 0 1000000 "a CLOCK_REALTIME +2 s stamp is not honoured, not dropped (${us:-lost} us)"
+assert_eq "$(hbm_stat stats.tstamp_realtime)" 1 "and counted"
 hbm_done

@@ -3,13 +3,17 @@
  * udp_probe: the UDP traffic the VM tests need and iperf3 cannot make.
  *
  *   udp_probe send -d ADDR -p PORT [-S SPORT] [-c COUNT] [-s SIZE]
- *                  [-t TXTIME_NS] [-B SNDBUF] [-w HOLD_S]
+ *                  [-t TXTIME_NS] [-k mono|tai|realtime] [-B SNDBUF]
+ *                  [-w HOLD_S] [-R]
  *	Send COUNT datagrams of SIZE payload bytes from port SPORT (default
  *	ephemeral) as fast as the socket takes them. With -t, each carries an
- *	SO_TXTIME departure of now + TXTIME_NS (CLOCK_MONOTONIC). Prints the
- *	CLOCK_REALTIME time in ns just before the first send and how many
- *	sends succeeded. -w keeps the socket open HOLD_S seconds after
- *	sending (to inspect its memory).
+ *	SO_TXTIME departure of now + TXTIME_NS on the clock -k names
+ *	(default CLOCK_MONOTONIC). Prints the CLOCK_REALTIME time in ns just
+ *	before the first send and how many sends succeeded. -w keeps the
+ *	socket open HOLD_S seconds after sending (to inspect its memory).
+ *	-R sends from a raw socket of protocol IPPROTO_TCP instead (a TCP
+ *	header from SPORT to PORT, then the payload): TCP on the wire, but
+ *	not a TCP socket.
  *
  *   udp_probe recv -p PORT [-c COUNT] [-T TIMEOUT_MS]
  *	Print the kernel's receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME)
@@ -23,6 +27,7 @@
 #include <errno.h>
 #include <linux/net_tstamp.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,7 +53,7 @@ static uint64_t hbm_now_ns(clockid_t clk)
 static int hbm_usage(void)
 {
 	fprintf(stderr,
-		"usage: udp_probe send -d ADDR -p PORT [-S SPORT] [-c COUNT] [-s SIZE] [-t TXTIME_NS] [-B SNDBUF] [-w HOLD_S]\n"
+		"usage: udp_probe send -d ADDR -p PORT [-S SPORT] [-c COUNT] [-s SIZE] [-t TXTIME_NS] [-k mono|tai|realtime] [-B SNDBUF] [-w HOLD_S] [-R]\n"
 		"       udp_probe recv -p PORT [-c COUNT] [-T TIMEOUT_MS]\n");
 	return 2;
 }
@@ -58,12 +63,13 @@ static int hbm_send(int argc, char **argv)
 	long count = 1, size = 64, hold = 0, sndbuf = 0, sent = 0, i;
 	struct sockaddr_in dst = { .sin_family = AF_INET };
 	struct sockaddr_in src = { .sin_family = AF_INET };
+	clockid_t clk = CLOCK_MONOTONIC;
 	long long txtime = -1;
 	uint64_t first = 0;
 	char buf[65536] = {};
-	int fd, opt;
+	int fd, opt, raw = 0;
 
-	while ((opt = getopt(argc, argv, "d:p:S:c:s:t:B:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:S:c:s:t:k:B:w:R")) != -1) {
 		switch (opt) {
 		case 'd':
 			if (inet_pton(AF_INET, optarg, &dst.sin_addr) != 1)
@@ -84,6 +90,19 @@ static int hbm_send(int argc, char **argv)
 		case 't':
 			txtime = atoll(optarg);
 			break;
+		case 'k':
+			if (!strcmp(optarg, "mono"))
+				clk = CLOCK_MONOTONIC;
+			else if (!strcmp(optarg, "tai"))
+				clk = CLOCK_TAI;
+			else if (!strcmp(optarg, "realtime"))
+				clk = CLOCK_REALTIME;
+			else
+				return hbm_usage();
+			break;
+		case 'R':
+			raw = 1;
+			break;
 		case 'B':
 			sndbuf = atol(optarg);
 			break;
@@ -94,15 +113,32 @@ static int hbm_send(int argc, char **argv)
 			return hbm_usage();
 		}
 	}
-	if (!dst.sin_port || size < 0 || size > (long)sizeof(buf))
+	if (!dst.sin_port || size < 0 ||
+	    size + sizeof(struct tcphdr) > sizeof(buf))
 		return hbm_usage();
 
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (raw) {
+		struct tcphdr *th = (struct tcphdr *)buf;
+
+		/* A data segment, as an established connection would send. */
+		th->source = src.sin_port ? src.sin_port : htons(40000);
+		th->dest = dst.sin_port;
+		th->doff = sizeof(*th) / 4;
+		th->ack = 1;
+		th->psh = 1;
+		th->window = htons(65535);
+		size += sizeof(*th);
+		dst.sin_port = 0;	/* a raw socket's port is its protocol */
+		fd = socket(AF_INET, SOCK_RAW, IPPROTO_TCP);
+	} else {
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+	}
 	if (fd < 0) {
 		perror("udp_probe: couldn't create socket");
 		return 1;
 	}
-	if (src.sin_port && bind(fd, (struct sockaddr *)&src, sizeof(src))) {
+	if (!raw && src.sin_port &&
+	    bind(fd, (struct sockaddr *)&src, sizeof(src))) {
 		perror("udp_probe: couldn't bind the source port");
 		return 1;
 	}
@@ -112,7 +148,7 @@ static int hbm_send(int argc, char **argv)
 		return 1;
 	}
 	if (txtime >= 0) {
-		struct sock_txtime st = { .clockid = CLOCK_MONOTONIC };
+		struct sock_txtime st = { .clockid = clk };
 
 		if (setsockopt(fd, SOL_SOCKET, SO_TXTIME, &st, sizeof(st))) {
 			perror("udp_probe: couldn't set SO_TXTIME");
@@ -127,7 +163,7 @@ static int hbm_send(int argc, char **argv)
 			.msg_name = &dst, .msg_namelen = sizeof(dst),
 			.msg_iov = &iov, .msg_iovlen = 1,
 		};
-		uint64_t now = hbm_now_ns(CLOCK_MONOTONIC);
+		uint64_t now = hbm_now_ns(clk);
 
 		if (!first)
 			first = hbm_now_ns(CLOCK_REALTIME);
