@@ -24,7 +24,7 @@
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
 
-#include "hbm_loader.h"
+#include "cmds.h"
 
 struct hbm_root {
 	struct hbm_qdisc q;	/* the root qdisc, if any */
@@ -361,7 +361,7 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	 */
 	swaps = !(r.attached && !strcmp(r.q.kind, kind));
 
-	if (hbm_bpf_load(&fresh)) {
+	if (hbm_bpf_load(0, &fresh)) {
 		hbm_fail("load", HBM_KIND);
 		goto out;
 	}

@@ -11,7 +11,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "hbm_loader.h"
+#include "cmds.h"
 #include "units.h"
 
 static const char hbm_help[] =

@@ -24,7 +24,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
-#include "hbm_loader.h"
+#include "objects.h"
 
 #define HBM_MARKER_PREFIX	"mark-"
 

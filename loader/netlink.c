@@ -18,7 +18,7 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
-#include "hbm_loader.h"
+#include "objects.h"
 
 #define HBM_NL_BUFSZ	MNL_SOCKET_DUMP_SIZE
 

@@ -16,7 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "hbm_edt.h"
-#include "hbm_loader.h"
+#include "cmds.h"
 #include "units.h"
 
 struct hbm_dev_stats {

@@ -9,7 +9,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "hbm_loader.h"
+#include "util.h"
 
 static char hbm_reason_buf[512];
 

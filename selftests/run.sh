@@ -47,6 +47,9 @@ for t in "$repo"/build/tests/test_*; do
 	b=$(basename "$t")
 	selected "$b" && host_tests+=("$b")
 done
+# The loader's layering (scripts/check-layers.sh), on the objects built.
+layers=0
+selected layers && layers=1
 vm_tests=()
 if [ $host_only = 0 ]; then
 	for t in "$here"/vm/test_*.sh; do
@@ -61,7 +64,7 @@ if [ $host_only = 0 ] && [ ${#names[@]} -eq 0 ] && [ -n "$second" ] &&
 	second_kernel=1
 fi
 
-total=$(( ${#host_tests[@]} + ${#vm_tests[@]} + second_kernel ))
+total=$(( ${#host_tests[@]} + layers + ${#vm_tests[@]} + second_kernel ))
 if [ ${#names[@]} -gt 0 ] && [ "$total" -eq 0 ]; then
 	echo "run.sh: no test named ${names[*]}" >&2
 	exit 2
@@ -94,6 +97,11 @@ for t in "${host_tests[@]}"; do
 	"$repo/build/tests/$t" >"$log" 2>&1
 	report $? "host/$t" "$log"
 done
+if [ $layers = 1 ]; then
+	"$repo/scripts/check-layers.sh" "$repo/build/loader" "$repo/loader" \
+		>"$out/layers.log" 2>&1
+	report $? "host/layers" "$out/layers.log"
+fi
 
 # The VM writes one "STATUS NAME" line per test to a results file; its
 # console output (boot noise included) goes to a log shown on failure.

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel objects bpf-hbm manages, above the pins: the BPF object
+ * (bpf.c), the ECN markers on tcx egress (marker.c), and qdiscs through
+ * rtnetlink (netlink.c).
+ */
+#ifndef HBM_OBJECTS_H
+#define HBM_OBJECTS_H
+
+#include "pins.h"
+
+/* bpf.c: the BPF object's lifecycle */
+int hbm_bpf_load(__u64 flow_idle_ns, bool *fresh);
+int hbm_bpf_unload(void);
+
+/* marker.c: the ECN marker on a device's tcx egress hook */
+void hbm_marker_path(char *buf, size_t len, const struct hbm_dev_key *key);
+bool hbm_marker_name(const char *name);
+int hbm_marker_present(const struct hbm_dev_key *key, bool *present);
+bool hbm_marker_seen(const struct hbm_dev_key *key);
+int hbm_marker_attach(const struct hbm_dev_key *key, bool *created);
+int hbm_marker_detach(const struct hbm_dev_key *key, bool *removed);
+int hbm_markers_sweep(bool all);
+
+/* netlink.c: rtnetlink through libmnl */
+struct hbm_nl {
+	struct mnl_socket *sk;
+	unsigned int portid;
+	unsigned int seq;
+	int err;		/* errno of the last NLMSG_ERROR */
+	char extack[256];	/* its extended ack message, or "" */
+	void *cb_data;
+	char *buf;		/* receive buffer */
+};
+
+struct hbm_qdisc {
+	__u32 parent;
+	__u32 handle;
+	char kind[16];
+	void *opts;		/* TCA_OPTIONS' payload, as dumped */
+	__u16 opts_len;
+};
+
+struct hbm_qdiscs {
+	struct hbm_qdisc *q;
+	int n;
+};
+
+int hbm_nl_open(struct hbm_nl *nl);
+void hbm_nl_close(struct hbm_nl *nl);
+int hbm_nl_qdisc_new(struct hbm_nl *nl, int ifindex, __u32 parent,
+		     __u32 handle, const char *kind, __u16 flags);
+int hbm_nl_qdisc_put(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
+		     __u16 flags);
+int hbm_nl_qdisc_del(struct hbm_nl *nl, int ifindex, __u32 parent,
+		     __u32 handle, const char *kind);
+int hbm_nl_qdisc_dump(struct hbm_nl *nl, int ifindex, struct hbm_qdiscs *qs);
+void hbm_qdiscs_free(struct hbm_qdiscs *qs);
+int hbm_nl_num_tx_queues(struct hbm_nl *nl, int ifindex);
+int hbm_tx_queues(struct hbm_nl *nl, const char *dev, int ifindex);
+
+#endif /* HBM_OBJECTS_H */

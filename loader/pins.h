@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The pins (pins.c): where they are, their state, the pinned maps. */
+#ifndef HBM_PINS_H
+#define HBM_PINS_H
+
+#include "util.h"
+
+enum hbm_state {
+	HBM_ABSENT,	/* nothing pinned */
+	HBM_STALE,	/* pins, but no valid struct_ops link among them */
+	HBM_BROKEN,	/* a valid link, but a map pin is missing */
+	HBM_LOADED,
+};
+
+struct hbm_maps {
+	int config;
+	int classes;
+	int instances;
+	__u32 inst_value_size;	/* struct hbm_inst_info and the BPF side's */
+};
+
+#define HBM_MAPS_INIT { .config = -1, .classes = -1, .instances = -1 }
+
+/* The maps pinned beside the link, by name. */
+#define HBM_PIN_MAPS		3
+extern const char *const hbm_pin_maps[HBM_PIN_MAPS];
+
+const char *hbm_pin_dir(void);
+const char *hbm_link_file(void);
+void hbm_pin_path(char *buf, size_t len, const char *name);
+int hbm_bpffs_ensure(void);
+bool hbm_link_valid(int fd);
+int hbm_bpf_state(enum hbm_state *state);
+int hbm_maps_open(struct hbm_maps *maps);
+void hbm_maps_close(struct hbm_maps *maps);
+int hbm_class_keys(int classes_fd, struct hbm_dev_key **keys, int *n);
+
+#endif /* HBM_PINS_H */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The loader's bottom layer (util.c): errors, notes, names.
+ *
+ * The loader is in layers, each file using only the files below it:
+ *   util (util.h), units and config (units.h, config.h)
+ *   pins: where the pins are, their state, the pinned maps (pins.h)
+ *   the kernel objects: the BPF object, the ECN markers, qdiscs through
+ *     rtnetlink (objects.h: bpf.c, marker.c, netlink.c)
+ *   the commands: load and unload, attach, set, detach, show (cmds.h:
+ *     lifecycle.c, device.c, show.c)
+ *   main.c
+ * scripts/check-layers.sh (make test) fails on a call or include cycle.
+ *
+ * Functions that can fail return 0 or a negative errno and leave a one-line
+ * description in hbm_reason(), valid until the next such call: a caller
+ * that calls another before printing it copies it first. The command that
+ * called them prints it as "bpf-hbm: couldn't <verb> <object>: <reason>"
+ * (hbm_fail()). Commands (hbm_cmd_*) print their own errors and return an
+ * exit status.
+ */
+#ifndef HBM_UTIL_H
+#define HBM_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "hbm.h"
+
+#define HBM_PROG		"bpf-hbm"
+#define HBM_VERSION		"0.1"
+#define HBM_KIND		"bpf_hbm"
+#define HBM_BPFFS		"/sys/fs/bpf"
+#define HBM_PIN_DIR		HBM_BPFFS "/bpf_hbm"	/* see hbm_pin_dir() */
+#define HBM_MARK_PROG		"hbm_mark"	/* the ECN marker's pin */
+
+/* Exit status: success, runtime failure, usage error. */
+enum {
+	HBM_EXIT_OK = 0,
+	HBM_EXIT_FAIL = 1,
+	HBM_EXIT_USAGE = 2,
+};
+
+int hbm_err(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *hbm_reason(void);
+void hbm_fail(const char *verb, const char *obj);
+void hbm_error(const char *verb, const char *obj, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void hbm_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hbm_set_verbose(bool verbose);
+const char *hbm_perm_hint(int err);
+int hbm_own_netns(__u32 *netns);
+void hbm_dev_label(char *buf, size_t len, const struct hbm_dev_key *key,
+		   __u32 own_netns);
+
+#endif /* HBM_UTIL_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bpf_hbm's ECN marker, a tc program beside the qdisc (it is no part of
+ * the struct_ops): the loader attaches it at tcx egress of each device
+ * with bpf_hbm and ECN on.
+ */
+#ifndef HBM_MARK_BPF_H
+#define HBM_MARK_BPF_H
+
+#include "hbm_policy.bpf.h"
+
+/*
+ * The ECN marker, attached at tc egress (tcx) of a device with bpf_hbm:
+ * a BPF qdisc cannot write packet bytes, so CE is set here, just before
+ * the qdisc's enqueue, from the same virtual queue the qdisc is about to
+ * charge. The delay predicted here is the one the qdisc computes for the
+ * packet, so a packet marked here is dropped there only if the queue really
+ * ran past the drop threshold. bpf_skb_ecn_set_ce() leaves non-ECT packets
+ * alone; they keep the qdisc's CN/drop treatment. Never drops, and passes
+ * every packet on to the next program on the hook.
+ */
+SEC("tc")
+int hbm_mark(struct __sk_buff *ctx)
+{
+	struct sk_buff *skb = bpf_cast_to_kern_ctx(ctx);
+	struct hbm_dev_key dev;
+	struct hbm_config cfg;
+	struct hbm_class *cls;
+	__s64 delta;
+
+	dev.ifindex = ctx->ifindex;
+	dev.netns = skb->dev->nd_net.net->ns.inum;
+	cls = bpf_map_lookup_elem(&hbm_classes, &dev);
+	if (!cls)
+		return TCX_NEXT;
+	hbm_config_of(&dev, &cfg);
+	if (!(cfg.flags & HBM_F_ECN))
+		return TCX_NEXT;
+	delta = (__s64)(READ_ONCE(cls->vq_time) - bpf_ktime_get_ns()) -
+		(__s64)hbm_late_allowance(cfg.burst_ns, READ_ONCE(cls->late_ns),
+					  cfg.flags);
+	if (delta > (__s64)cfg.mark_ns && bpf_skb_ecn_set_ce(ctx))
+		__sync_fetch_and_add(&cls->ce, 1);
+	return TCX_NEXT;
+}
+
+#endif /* HBM_MARK_BPF_H */

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bpf_hbm's policy, HBM's part of the packet path: the device's
+ * configuration, what the sender is (TCP or not, its packets in flight and
+ * ECN), its own departure time, the charge to the device's virtual queue
+ * with the verdict it gives (pass, mark, CN, drop), the refund of a packet
+ * freed before it left, and the release lateness that the allowance
+ * follows. The arithmetic itself is include/hbm_edt.h's, host-tested.
+ */
+#ifndef HBM_POLICY_BPF_H
+#define HBM_POLICY_BPF_H
+
+#include "hbm_state.bpf.h"
+
+/* The device's configuration, or the load-time defaults. */
+static __always_inline void hbm_config_of(struct hbm_dev_key *dev,
+					  struct hbm_config *cfg)
+{
+	struct hbm_config *c = bpf_map_lookup_elem(&hbm_config, dev);
+
+	if (c) {
+		*cfg = *c;
+	} else {
+		cfg->rate_bps = hbm_defaults.rate_bps;
+		cfg->burst_ns = hbm_defaults.burst_ns;
+		cfg->mark_ns = hbm_defaults.mark_ns;
+		cfg->drop_ns = hbm_defaults.drop_ns;
+		cfg->drop_large_ns = hbm_defaults.drop_large_ns;
+		cfg->horizon_ns = hbm_defaults.horizon_ns;
+		cfg->limit = hbm_defaults.limit;
+		cfg->flow_limit = hbm_defaults.flow_limit;
+		cfg->large_pkt = hbm_defaults.large_pkt;
+		cfg->flags = hbm_defaults.flags;
+	}
+	/* The loader validates; a hand-edited map must not divide by zero. */
+	if (cfg->rate_bps < HBM_MIN_RATE_BPS)
+		cfg->rate_bps = HBM_MIN_RATE_BPS;
+	/* ... nor queue more than the purge can free. */
+	if (cfg->limit > HBM_MAX_LIMIT)
+		cfg->limit = HBM_MAX_LIMIT;
+}
+
+/*
+ * What HBM needs to know about the sender: a TCP packet of a local full
+ * socket carries its packets in flight (for the 2-packet guard) and its
+ * ECN state. Forwarded packets, request/timewait sockets and raw sockets
+ * of protocol IPPROTO_TCP (not a tcp_sock) count as non-TCP senders that
+ * cannot be told to slow down.
+ */
+static __always_inline void hbm_sender_of(struct sk_buff *skb,
+					  struct hbm_pkt *pkt, __u32 flags)
+{
+	struct sock *sk = skb->sk;
+	struct tcp_sock *tp;
+	__u8 state;
+
+	if (!sk)
+		return;
+	if (sk->__sk_common.skc_family != AF_INET &&
+	    sk->__sk_common.skc_family != AF_INET6)
+		return;
+	state = sk->__sk_common.skc_state;
+	if (sk->sk_protocol != IPPROTO_TCP || state == TCP_TIME_WAIT ||
+	    state == TCP_NEW_SYN_RECV || sk->sk_type != SOCK_STREAM)
+		return;
+	tp = bpf_core_cast(sk, struct tcp_sock);
+	pkt->is_tcp = 1;
+	pkt->packets_out = tp->packets_out;
+	pkt->ecn = (flags & HBM_F_ECN) &&
+		   (tp->ecn_flags & (TCP_ECN_OK | TCP_ECN_MODE_ACCECN));
+}
+
+/*
+ * The sender's departure time on the qdisc's clock (CLOCK_MONOTONIC), or
+ * 0 for none. SO_TXTIME may stamp a packet on CLOCK_TAI, converted here
+ * with the two clocks' offset read now, or on CLOCK_REALTIME, which BPF
+ * cannot read: such a stamp is not honoured (the packet is paced by the
+ * rate alone). Both are counted. sch_fq reads every stamp as monotonic,
+ * so it drops TAI and realtime stamps as beyond its horizon.
+ */
+static __always_inline __u64 hbm_tstamp_of(struct sk_buff *skb,
+					   struct hbm_class *cls, __u64 now)
+{
+	__u64 t = skb->tstamp, off;
+
+	if (!t)
+		return 0;
+	switch (skb->tstamp_type) {
+	case SKB_CLOCK_MONOTONIC:
+		return t;
+	case SKB_CLOCK_TAI:
+		__sync_fetch_and_add(&cls->tstamp_tai, 1);
+		off = bpf_ktime_get_tai_ns() - now;
+		return t > off ? t - off : 0;
+	default:
+		__sync_fetch_and_add(&cls->tstamp_realtime, 1);
+		return 0;
+	}
+}
+
+static __always_inline void hbm_count_drop(struct hbm_class *cls,
+					   enum hbm_drop_reason reason)
+{
+	if (cls && reason < HBM_DROP_MAX)
+		__sync_fetch_and_add(&cls->drops[reason], 1);
+}
+
+/*
+ * Charge a packet to the device's virtual queue and give HBM's verdict on
+ * it, with the departure the clock gives it and what it cost the clock
+ * (@skbn->charge_ns, given back if it is purged before it leaves). A
+ * dropped packet's slot is given back at once. @judged is the delay judged
+ * against the thresholds: the queue's, less the lateness allowance.
+ */
+static __always_inline enum hbm_verdict
+hbm_charge(struct hbm_class *cls, const struct hbm_config *cfg,
+	   const struct hbm_pkt *pkt, __u64 now, struct hbm_skb_node *skbn,
+	   __u64 *departure, __s64 *judged)
+{
+	__u32 rnd = bpf_get_prandom_u32();	/* no helper under the lock */
+	enum hbm_verdict v;
+	__u64 allow;
+	__s64 delta;
+	int guarded;
+
+	bpf_spin_lock(&cls->lock);
+	{
+		struct hbm_vq vq = { cls->vq_time, cls->vq_rem };
+
+		allow = hbm_late_allowance(cfg->burst_ns, cls->late_ns,
+					   cfg->flags);
+		delta = hbm_vq_charge(&vq, now, pkt->len, cfg->rate_bps,
+				      cfg->burst_ns + allow, departure);
+		skbn->charge_ns = vq.time - *departure;
+		*judged = delta - (__s64)allow;
+		v = hbm_decide(cfg, pkt, *judged, rnd, &guarded);
+		if (v == HBM_DROP)
+			hbm_vq_refund(&vq, pkt->len, cfg->rate_bps);
+		cls->vq_time = vq.time;
+		cls->vq_rem = vq.rem;
+	}
+	cls->delta_ns = delta;
+	if (v != HBM_PASS)
+		cls->marks++;
+	if (v == HBM_CN)
+		cls->cn++;
+	if (guarded)
+		cls->guard_saves++;
+	bpf_spin_unlock(&cls->lock);
+	return v;
+}
+
+/*
+ * A packet freed before it left gives its slot back, as a dropped one
+ * does: otherwise a reset (link down) with a deep backlog would leave the
+ * device's clock that far ahead, and every packet after it would wait. It
+ * gives back what it was charged, at the rate of its enqueue: a `set
+ * --rate` since then must not leave the clock wrong by the difference.
+ */
+static __always_inline void hbm_class_refund(struct hbm_class *cls,
+					     __u64 charge_ns)
+{
+	bpf_spin_lock(&cls->lock);
+	cls->vq_time -= charge_ns;
+	bpf_spin_unlock(&cls->lock);
+}
+
+/*
+ * The watchdog was set for a departure time, and the first packet to leave
+ * after it left @late ns later (timer, softirq and scheduling delay; a
+ * packet that queued behind others that were due is not a sample, or a
+ * large burst would read as lateness and grow the allowance that let it
+ * through): count it, and feed the envelope that the allowance for the
+ * shaper's own lateness follows (hbm_late_allowance). Children of one mq
+ * may race on the envelope; a lost update only delays it by a sample.
+ */
+static __always_inline void hbm_late_record(struct hbm_class *cls, __u64 late)
+{
+	__u32 b = hbm_late_bucket(late);
+
+	if (b < HBM_LATE_BUCKETS)
+		__sync_fetch_and_add(&cls->late_hist[b], 1);
+	__sync_fetch_and_add(&cls->late_sum_ns, late);
+	cls->late_ns = hbm_late_track(cls->late_ns, late);
+}
+
+#endif /* HBM_POLICY_BPF_H */

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bpf_hbm's state: constants and load-time rodata, the objects a queued
+ * packet lives in (an hbm_skb_node in its flow's rbtree; an hbm_flow in its
+ * instance's tree while backlogged, on its idle list once emptied; the
+ * hbm_inst), and the maps that hold them. Part of bpf_hbm.bpf.c, which
+ * includes every part into one translation unit (BPF has no linker for
+ * static inline code across objects).
+ */
+#ifndef HBM_STATE_BPF_H
+#define HBM_STATE_BPF_H
+
+#include "hbm_graph.bpf.h"
+#include "hbm_edt.h"
+
+#define ENOMEM			12
+#define AF_INET			2
+#define AF_INET6		10
+#define IPPROTO_TCP		6
+#define TCP_ECN_OK		1	/* RFC 3168 ECN; TCP_ECN_MODE_RFC3168 since 6.18 */
+#define TCP_ECN_MODE_ACCECN	16	/* AccECN (6.18+; unused bit before) */
+#define TCP_TIME_WAIT		6
+#define TCP_NEW_SYN_RECV	12
+#define SOCK_STREAM		1
+
+/* Flow hashes are 32-bit: this one names each instance's overflow flow. */
+#define HBM_OVERFLOW_HASH	(1ULL << 32)
+
+static __always_inline bool hbm_is_overflow(__u64 hash)
+{
+	return hash == HBM_OVERFLOW_HASH;
+}
+
+/* Upper bound for the loops that drain a queue: no limit is above it. */
+#define HBM_DRAIN_MAX		HBM_MAX_LIMIT
+
+/* Load-time constants: the defaults an unconfigured device gets. */
+const volatile struct hbm_config hbm_defaults = HBM_CONFIG_DEFAULT;
+const volatile __u64 hbm_timer_slack_ns = HBM_DEF_SLACK_NS;
+const volatile __u64 hbm_flow_idle_ns = HBM_DEF_FLOW_IDLE_NS;
+
+/*
+ * Fault injection for the tests: every hbm_fault_flow_alloc-th allocation
+ * of a flow fails (the loader sets it from BPF_HBM_FAULT_FLOW_ALLOC). At
+ * 0, its default, the verifier removes the check as dead code.
+ */
+const volatile __u32 hbm_fault_flow_alloc;
+__u32 hbm_flow_allocs;
+
+/*
+ * Idle flows the garbage collector may free per flow created, and per pass
+ * on the watchdog; passes follow each other this closely while they find
+ * old flows.
+ */
+#define HBM_GC_BUDGET		2
+#define HBM_GC_QUIET_BUDGET	64
+#define HBM_GC_QUIET_STEP_NS	(1000 * 1000ULL)
+/*
+ * Otherwise a pass every half idle time, so a flow is freed within one and
+ * a half idle times of emptying; such a pass may wait an eighth of an idle
+ * time for other timers (timer slack).
+ */
+#define HBM_GC_PERIOD_NS	(hbm_flow_idle_ns / 2)
+#define HBM_GC_SLACK_NS		(hbm_flow_idle_ns / 8)
+
+struct hbm_skb_node {
+	__u64 departure;
+	__u64 charge_ns;		/* what it cost the virtual clock */
+	struct sk_buff __kptr *skb;
+	struct bpf_rb_node node;
+};
+
+struct hbm_flow {
+	struct bpf_rb_node rb;		/* in hbm_inst.flows while backlogged */
+	struct bpf_list_node idle_node;	/* in hbm_inst.idle while listed */
+	__u64 head;			/* rb's key: departure of the head */
+	__u64 hash;
+	__u64 idle_since;		/* when it last emptied */
+	__u32 qlen;
+	__u32 listed;			/* idle_node is in hbm_inst.idle */
+	struct bpf_spin_lock lock;
+	struct bpf_rb_root queue __contains(hbm_skb_node, node);
+	struct bpf_refcount ref;	/* held by the table, tree and list */
+};
+
+struct hbm_flow_key {
+	struct hbm_inst_key inst;
+	__u64 hash;
+};
+
+struct hbm_flow_slot {
+	struct hbm_flow __kptr *flow;
+};
+
+/*
+ * A flow is listed in idle when it empties, and stays listed if it fills
+ * and empties again: the GC, finding it busy or refreshed, unlists it or
+ * moves it to the tail. Only the GC and the purge take flows off the list.
+ */
+struct hbm_inst {
+	struct hbm_inst_info info;
+	struct bpf_spin_lock lock;	/* for flows and idle */
+	struct bpf_rb_root flows __contains(hbm_flow, rb);
+	struct bpf_list_head idle __contains(hbm_flow, idle_node);
+	__u64 gc_next;			/* the next pass while quiet */
+	__u64 gc_armed;			/* gc_next the watchdog is set for */
+	__u64 armed_at;			/* the departure it is set for, or 0 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_dev_key);
+	__type(value, struct hbm_config);
+	__uint(max_entries, HBM_MAX_DEVS);
+} hbm_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_dev_key);
+	__type(value, struct hbm_class);
+	__uint(max_entries, HBM_MAX_DEVS);
+} hbm_classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_inst_key);
+	__type(value, struct hbm_inst);
+	__uint(max_entries, HBM_MAX_INSTANCES);
+} hbm_instances SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_flow_key);
+	__type(value, struct hbm_flow_slot);
+	__uint(max_entries, HBM_MAX_FLOWS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} hbm_flows SEC(".maps");
+
+static bool hbm_skb_less(struct bpf_rb_node *a, const struct bpf_rb_node *b)
+{
+	struct hbm_skb_node *na = container_of(a, struct hbm_skb_node, node);
+	struct hbm_skb_node *nb = container_of(b, struct hbm_skb_node, node);
+
+	return na->departure < nb->departure;
+}
+
+static bool hbm_flow_less(struct bpf_rb_node *a, const struct bpf_rb_node *b)
+{
+	struct hbm_flow *fa = container_of(a, struct hbm_flow, rb);
+	struct hbm_flow *fb = container_of(b, struct hbm_flow, rb);
+
+	return fa->head < fb->head;
+}
+
+static __always_inline void hbm_inst_key_of(struct Qdisc *sch,
+					    struct hbm_inst_key *key)
+{
+	struct net_device *dev = sch->dev_queue->dev;
+
+	key->ifindex = dev->ifindex;
+	key->netns = dev->nd_net.net->ns.inum;
+	key->parent = sch->parent;
+	key->handle = sch->handle;
+}
+
+#endif /* HBM_STATE_BPF_H */
