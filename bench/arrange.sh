@@ -19,10 +19,6 @@
 STAMP=/sys/fs/bpf/hbm_bench_stamp
 STAMP_MAPS=/sys/fs/bpf/hbm_bench_maps
 
-le32() { printf '%02x %02x %02x %02x ' $(($1 & 255)) $((($1 >> 8) & 255)) \
-	$((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
-le64() { le32 $(($1 & 0xffffffff)); le32 $(($1 >> 32)); }
-
 # ns_of TIME: a time as bench variants write it (us, ms), in ns.
 ns_of() {
 	case $1 in
@@ -61,14 +57,8 @@ arrange() {
 		inA tc qdisc add dev "$DEV_A" root fq &&
 		bpftool prog load "$repo/build/edt_stamp.bpf.o" "$STAMP" \
 			type classifier pinmaps "$STAMP_MAPS" &&
-		# lock+pad, vq, cfg (rate burst mark drop drop_large horizon
-		# limit flow_limit large_pkt flags), counters
-		bpftool map update pinned "$STAMP_MAPS/hbm_stamp_state" \
-			key hex $(le32 0) value hex $(le64 0) $(le64 0) \
-			$(le64 0) $(le64 $r) $(le64 $burst_ns) $(le64 50000) \
-			$(le64 500000) $(le64 480000) $(le64 10000000000) \
-			$(le32 10000) $(le32 100) $(le32 120) $(le32 0) \
-			$(le64 0) $(le64 0) $(le64 0) &&
+		"$repo/build/tools/stamp_config" \
+			"$STAMP_MAPS/hbm_stamp_state" "$r" "$burst_ns" &&
 		# nsenter, not ip netns exec: that hides /sys/fs/bpf.
 		nsenter --net="/run/netns/$NS_A" bpftool net attach \
 			tcx_egress pinned "$STAMP" dev "$DEV_A" ;;

@@ -9,26 +9,17 @@
  * CE-marked when ECT, else only counted), and the queueing is fq's.
  *
  * One virtual queue for the whole program: attach it to one device. The
- * rate and thresholds are in the array map hbm_stamp_state (bench/run.sh
- * writes them with bpftool).
+ * rate and thresholds are in the array map hbm_stamp_state, whose layout
+ * bench/hbm_stamp.h gives (bench/stamp_config writes it).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "hbm_edt.h"
+#include "hbm_stamp.h"
 
 char _license[] SEC("license") = "GPL";
 
 #define TC_ACT_OK	0
 #define TC_ACT_SHOT	2
-
-struct hbm_stamp_state {
-	struct bpf_spin_lock lock;
-	struct hbm_vq vq;
-	struct hbm_config cfg;
-	__u64 packets;
-	__u64 drops;
-	__u64 ce;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

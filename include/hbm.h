@@ -15,7 +15,7 @@
 #include <linux/bpf.h>		/* struct bpf_spin_lock */
 #endif
 
-#define HBM_ABI_VERSION		3
+#define HBM_ABI_VERSION		4
 
 #define HBM_NSEC_PER_USEC	1000ULL
 #define HBM_NSEC_PER_SEC	1000000000ULL
@@ -78,10 +78,10 @@ struct hbm_dev_key {
 	__u32 netns;
 };
 
-/* Live configuration of a device's rate class (map hbm_config). */
+/* Live configuration of a device's rate (map hbm_config). */
 struct hbm_config {
 	__u64 rate_bps;		/* bits per second, L2 bytes as qdisc_pkt_len */
-	__u64 burst_ns;		/* credit an idle class may accumulate */
+	__u64 burst_ns;		/* credit an idle device may accumulate */
 	__u64 mark_ns;		/* virtual-queue delay above which we mark */
 	__u64 drop_ns;		/* ... above which we drop */
 	__u64 drop_large_ns;	/* ... for packets longer than large_pkt */
@@ -116,14 +116,14 @@ enum hbm_drop_reason {
 };
 
 /*
- * A device's rate class (map hbm_classes): the HBM virtual queue shared by
+ * A device's rate state (map hbm_dev_rates): the HBM virtual queue shared by
  * every bpf_hbm instance on the device (all mq children) and its counters.
  * The virtual clock advances by exactly len * 8e9 / rate ns per packet; the
  * sub-nanosecond remainder is carried in vq_rem so no rate loses accuracy.
  */
-struct hbm_class {
+struct hbm_dev_rate {
 	struct bpf_spin_lock lock;
-	__u32 instances;	/* bpf_hbm qdiscs using this class */
+	__u32 instances;	/* bpf_hbm qdiscs using this state */
 	__u64 vq_time;		/* virtual clock, ns (CLOCK_MONOTONIC) */
 	__u64 vq_rem;		/* remainder, in units of 1 / rate_bps ns */
 	__s64 delta_ns;		/* virtual-queue delay of the last packet */

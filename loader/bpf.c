@@ -38,7 +38,7 @@ static int hbm_check_caps(void)
 #undef HBM_HAS_CAP
 	if (bpf && net)
 		return 0;
-	return hbm_err(-EPERM, "%s%s", strerror(EPERM), hbm_perm_hint(-EPERM));
+	return hbm_set_reason(-EPERM, "%s%s", strerror(EPERM), hbm_perm_hint(-EPERM));
 }
 
 /* BPF qdiscs need CONFIG_NET_SCH_BPF, which brings their kfuncs. */
@@ -50,12 +50,12 @@ static int hbm_check_kernel(void)
 	btf = btf__load_vmlinux_btf();
 	if (!btf) {
 		err = -errno;
-		return hbm_err(err, "couldn't read the kernel's BTF (needs CONFIG_DEBUG_INFO_BTF): %s",
-			       strerror(-err));
+		return hbm_set_reason(err, "couldn't read the kernel's BTF (needs CONFIG_DEBUG_INFO_BTF): %s",
+				      strerror(-err));
 	}
 	if (btf__find_by_name_kind(btf, "bpf_qdisc_skb_drop",
 				   BTF_KIND_FUNC) < 0)
-		err = hbm_err(-EOPNOTSUPP, "kernel lacks CONFIG_NET_SCH_BPF");
+		err = hbm_set_reason(-EOPNOTSUPP, "kernel lacks CONFIG_NET_SCH_BPF");
 	btf__free(btf);
 	return err;
 }
@@ -77,20 +77,20 @@ static int hbm_pins_remove(void)
 		if (errno == ENOENT)
 			return 0;
 		err = -errno;
-		return hbm_err(err, "couldn't open %s: %s", hbm_pin_dir(),
-			       strerror(-err));
+		return hbm_set_reason(err, "couldn't open %s: %s", hbm_pin_dir(),
+				      strerror(-err));
 	}
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (unlinkat(dirfd(d), e->d_name, 0) && errno != ENOENT && !err)
-			err = hbm_err(-errno, "couldn't remove %s/%s: %s",
-				      hbm_pin_dir(), e->d_name, strerror(errno));
+			err = hbm_set_reason(-errno, "couldn't remove %s/%s: %s",
+					     hbm_pin_dir(), e->d_name, strerror(errno));
 	}
 	closedir(d);
 	if (!err && rmdir(hbm_pin_dir()) && errno != ENOENT)
-		err = hbm_err(-errno, "couldn't remove %s: %s", hbm_pin_dir(),
-			      strerror(errno));
+		err = hbm_set_reason(-errno, "couldn't remove %s: %s", hbm_pin_dir(),
+				     strerror(errno));
 	return err;
 }
 
@@ -116,14 +116,20 @@ int hbm_bpf_unload(void)
 static int hbm_load_error(int err, const char *what)
 {
 	if (err == -EPERM || err == -EACCES)
-		return hbm_err(err, "%s%s", strerror(-err), hbm_perm_hint(err));
-	return hbm_err(err, "%s: %s (run with -v for libbpf's log)", what,
-		       strerror(-err));
+		return hbm_set_reason(err, "%s%s", strerror(-err), hbm_perm_hint(err));
+	return hbm_set_reason(err, "%s: %s (run with -v for libbpf's log)", what,
+			      strerror(-err));
 }
 
 /* The rodata a fresh load gets (load --flow-idle); 0 keeps the default. */
 static __u64 hbm_flow_idle_ns;
 
+/*
+ * Open, load, register and pin bpf_hbm. Over 80 lines on purpose: each
+ * pin is made in turn and each failure takes the one `out` path, which
+ * removes exactly the pins made so far (pinned[], link_pinned,
+ * mark_pinned), so no half-loaded state is left behind.
+ */
 static int hbm_load_fresh(void)
 {
 	char path[128], pinned[HBM_PIN_MAPS] = {};
@@ -137,10 +143,10 @@ static int hbm_load_fresh(void)
 	if (mkdir(hbm_pin_dir(), 0700)) {
 		err = -errno;
 		if (err == -EEXIST)
-			return hbm_err(err, "%s appeared meanwhile (another bpf-hbm loading?)",
-				       hbm_pin_dir());
-		return hbm_err(err, "couldn't create %s: %s%s", hbm_pin_dir(),
-			       strerror(-err), hbm_perm_hint(err));
+			return hbm_set_reason(err, "%s appeared meanwhile (another bpf-hbm loading?)",
+					      hbm_pin_dir());
+		return hbm_set_reason(err, "couldn't create %s: %s%s", hbm_pin_dir(),
+				      strerror(-err), hbm_perm_hint(err));
 	}
 	skel = bpf_hbm__open();
 	if (!skel) {
@@ -162,23 +168,23 @@ static int hbm_load_fresh(void)
 	if (!link) {
 		err = -errno;
 		if (err == -EEXIST)
-			err = hbm_err(err, "the bpf_hbm qdisc kind is registered, but not by pins in %s (another loader, e.g. bpftool struct_ops register, or pins in another bpffs?)",
-				      hbm_pin_dir());
+			err = hbm_set_reason(err, "the bpf_hbm qdisc kind is registered, but not by pins in %s (another loader, e.g. bpftool struct_ops register, or pins in another bpffs?)",
+					     hbm_pin_dir());
 		else
 			err = hbm_load_error(err, "couldn't register the qdisc");
 		goto out;
 	}
 	err = bpf_link__pin(link, hbm_link_file());
 	if (err) {
-		err = hbm_err(err, "couldn't pin %s: %s", hbm_link_file(),
-			      strerror(-err));
+		err = hbm_set_reason(err, "couldn't pin %s: %s", hbm_link_file(),
+				     strerror(-err));
 		goto out;
 	}
 	link_pinned = true;
-	hbm_pin_path(path, sizeof(path), HBM_MARK_PROG);
-	err = bpf_program__pin(skel->progs.hbm_mark, path);
+	hbm_pin_path(path, sizeof(path), HBM_CE_PROG);
+	err = bpf_program__pin(skel->progs.hbm_ce, path);
 	if (err) {
-		err = hbm_err(err, "couldn't pin %s: %s", path, strerror(-err));
+		err = hbm_set_reason(err, "couldn't pin %s: %s", path, strerror(-err));
 		goto out;
 	}
 	mark_pinned = true;
@@ -187,8 +193,8 @@ static int hbm_load_fresh(void)
 		hbm_pin_path(path, sizeof(path), hbm_pin_maps[i]);
 		err = map ? bpf_map__pin(map, path) : -ENOENT;
 		if (err) {
-			err = hbm_err(err, "couldn't pin %s: %s", path,
-				      strerror(-err));
+			err = hbm_set_reason(err, "couldn't pin %s: %s", path,
+					     strerror(-err));
 			goto out;
 		}
 		pinned[i] = 1;
@@ -204,7 +210,7 @@ out:
 			unlink(path);
 		}
 		if (mark_pinned) {
-			hbm_pin_path(path, sizeof(path), HBM_MARK_PROG);
+			hbm_pin_path(path, sizeof(path), HBM_CE_PROG);
 			unlink(path);
 		}
 		if (link_pinned)
@@ -243,8 +249,8 @@ int hbm_bpf_load(__u64 flow_idle_ns, bool *fresh)
 	case HBM_LOADED:
 		return 0;
 	case HBM_BROKEN:
-		return hbm_err(-EEXIST, "a map pin is missing in %s; run bpf-hbm unload first",
-			       hbm_pin_dir());
+		return hbm_set_reason(-EEXIST, "a map pin is missing in %s; run bpf-hbm unload first",
+				      hbm_pin_dir());
 	case HBM_STALE:
 		err = hbm_pins_remove();
 		if (err)

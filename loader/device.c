@@ -167,7 +167,7 @@ static void hbm_root_restore(struct hbm_nl *nl, int ifindex,
 	if_indextoname(ifindex, dev);
 	if (!root || !root->handle)
 		goto dflt;
-	if (hbm_nl_qdisc_put(nl, ifindex, root, NLM_F_CREATE | NLM_F_REPLACE)) {
+	if (hbm_nl_qdisc_create(nl, ifindex, root, NLM_F_CREATE | NLM_F_REPLACE)) {
 		fprintf(stderr,
 			"bpf-hbm: couldn't restore %s's root qdisc (%s): %s; "
 			"it has the default qdisc now\n",
@@ -177,7 +177,7 @@ static void hbm_root_restore(struct hbm_nl *nl, int ifindex,
 	for (i = 0; !strcmp(root->kind, "mq") && i < qs->n; i++) {
 		q = &qs->q[i];
 		if (q->handle && hbm_child_of(q, root->handle) &&
-		    hbm_nl_qdisc_put(nl, ifindex, q, NLM_F_CREATE | NLM_F_REPLACE))
+		    hbm_nl_qdisc_create(nl, ifindex, q, NLM_F_CREATE | NLM_F_REPLACE))
 			hbm_fail("restore", dev);
 	}
 	return;
@@ -207,8 +207,8 @@ static void hbm_attach_undo(struct hbm_nl *nl, int ifindex,
 	if (!u->loaded)
 		return;
 	/* Unload what this command loaded, unless someone uses it now. */
-	if (maps->classes < 0 ||
-	    (!hbm_class_keys(maps->classes, &keys, &n) && !n)) {
+	if (maps->rates < 0 ||
+	    (!hbm_dev_keys(maps->rates, &keys, &n) && !n)) {
 		hbm_maps_close(maps);
 		hbm_bpf_unload();
 	}
@@ -216,17 +216,20 @@ static void hbm_attach_undo(struct hbm_nl *nl, int ifindex,
 }
 
 /* How many instances bpf_hbm runs (its init fails when all are in use). */
+static int hbm_count_key(const void *key, void *ctx)
+{
+	(void)key;
+	(*(int *)ctx)++;
+	return 0;
+}
+
 static int hbm_instances_in_use(int fd)
 {
-	struct hbm_inst_key key, next;
-	void *prev = NULL;
 	int n = 0;
 
-	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		n++;
-	}
+	if (fd >= 0)
+		hbm_map_each_key(fd, sizeof(struct hbm_inst_key),
+				 "hbm_instances", hbm_count_key, &n);
 	return n;
 }
 
@@ -252,7 +255,6 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
 			 __u16 flags, bool swaps, int inst_fd,
 			 struct hbm_attach_undo *u)
 {
-	char why[512];
 	struct hbm_root r;
 	int i, n, err;
 
@@ -274,8 +276,8 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
 	if (err)
 		return err;
 	if (!r.present || strcmp(r.q.kind, "mq"))
-		return hbm_err(-EAGAIN, "the root qdisc changed meanwhile (now %s)",
-			       r.present ? r.q.kind : "none");
+		return hbm_set_reason(-EAGAIN, "the root qdisc changed meanwhile (now %s)",
+				      r.present ? r.q.kind : "none");
 	if (u->swapped)
 		u->root_handle = r.q.handle;
 	/* mq shows one child per tx queue in use (real_num_tx_queues). */
@@ -285,18 +287,25 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
 				       TC_H_MAKE(r.q.handle, i + 1), 0,
 				       HBM_KIND, NLM_F_CREATE | NLM_F_REPLACE);
 		if (err) {
-			snprintf(why, sizeof(why), "%s", hbm_reason());
 			if (err == -ENOMEM && hbm_instances_in_use(inst_fd) >=
 			    HBM_MAX_INSTANCES)
-				return hbm_err(err, "tx queue %d of %d: %s (all %d bpf_hbm instances in use)",
-					       i + 1, n, why, HBM_MAX_INSTANCES);
-			return hbm_err(err, "tx queue %d of %d: %s", i + 1, n,
-				       why);
+				return hbm_set_reason(err, "tx queue %d of %d: %s (all %d bpf_hbm instances in use)",
+						      i + 1, n, hbm_reason(),
+						      HBM_MAX_INSTANCES);
+			return hbm_set_reason(err, "tx queue %d of %d: %s",
+					      i + 1, n, hbm_reason());
 		}
 	}
 	return 0;
 }
 
+/*
+ * Attach, in the order the steps must happen: check everything, load,
+ * write the configuration, create the qdiscs, put the marker on. One
+ * function over 80 lines, on purpose: every step's failure takes the one
+ * `fail` path to hbm_attach_undo(), which undoes what `undo` says was done,
+ * and the steps read top to bottom in the order they run.
+ */
 int hbm_cmd_attach(const struct hbm_attach_args *a)
 {
 	__u16 flags = NLM_F_CREATE | (a->replace ? NLM_F_REPLACE : NLM_F_EXCL);
@@ -370,17 +379,20 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 		goto fail;
 	/* Markers of devices that are gone; ours, if stale, goes too. */
 	hbm_markers_sweep(false);
-	if (hbm_marker_present(&key, &marked))
+	if (hbm_marker_check(&key, &marked))
 		goto fail;
 	/* The flag only where the marker already is: see the top. */
 	if (ecn && marked)
 		cfg.flags |= HBM_F_ECN;
 	undo.had_old = !bpf_map_lookup_elem(maps.config, &key, &undo.old);
 	e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_ANY);
-	if (e) {
-		hbm_err(e, "couldn't write its configuration: %s%s",
-			strerror(-e), e == -E2BIG ?
-			" (bpf_hbm configures at most 256 devices)" : "");
+	if (e == -E2BIG) {
+		hbm_set_reason(e, "couldn't write its configuration: %s (bpf_hbm configures at most %d devices)",
+			       strerror(-e), HBM_MAX_DEVS);
+		goto fail;
+	} else if (e) {
+		hbm_set_reason(e, "couldn't write its configuration: %s",
+			       strerror(-e));
 		goto fail;
 	}
 	undo.wrote = true;
@@ -403,8 +415,8 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 		cfg.flags |= HBM_F_ECN;
 		e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_EXIST);
 		if (e) {
-			hbm_err(e, "couldn't write its configuration: %s",
-				strerror(-e));
+			hbm_set_reason(e, "couldn't write its configuration: %s",
+				       strerror(-e));
 			goto fail;
 		}
 	} else if (!ecn && marked) {
@@ -435,7 +447,7 @@ int hbm_cmd_set(const char *dev, const struct hbm_opts *opts,
 	bool has_cls, has_cfg;
 	bool created = false, removed;
 	char err[HBM_ERRSZ];
-	struct hbm_class cls;
+	struct hbm_dev_rate dr;
 
 	key.ifindex = if_nametoindex(dev);
 	if (!key.ifindex) {
@@ -452,7 +464,7 @@ int hbm_cmd_set(const char *dev, const struct hbm_opts *opts,
 	}
 	if (e)
 		goto fail;
-	has_cls = !bpf_map_lookup_elem(maps.classes, &key, &cls);
+	has_cls = !bpf_map_lookup_elem(maps.rates, &key, &dr);
 	has_cfg = !bpf_map_lookup_elem(maps.config, &key, &cfg);
 	if (!has_cls && !has_cfg) {
 		hbm_error("set", dev, "bpf_hbm not attached to %s", dev);
@@ -478,8 +490,8 @@ int hbm_cmd_set(const char *dev, const struct hbm_opts *opts,
 	/* One update: the qdisc sees the old or the new config, never a mix. */
 	e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_ANY);
 	if (e) {
-		hbm_err(e, "couldn't write its configuration: %s",
-			strerror(-e));
+		hbm_set_reason(e, "couldn't write its configuration: %s",
+			       strerror(-e));
 		goto fail;
 	}
 	if (ecn == HBM_ECN_OFF && hbm_marker_detach(&key, &removed)) {

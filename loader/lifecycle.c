@@ -52,7 +52,7 @@ static void hbm_dev_list(char *buf, size_t len, const struct hbm_dev_key *k,
 static int hbm_force_detach(const struct hbm_maps *maps,
 			    const struct hbm_dev_key *k, int n, __u32 own)
 {
-	char label[64], why[512];
+	char label[64];
 	struct hbm_nl nl;
 	bool attached;
 	int i, err;
@@ -66,8 +66,8 @@ static int hbm_force_detach(const struct hbm_maps *maps,
 		hbm_dev_label(label, sizeof(label), &k[i], own);
 		err = hbm_dev_detach(&nl, k[i].ifindex, maps, &attached);
 		if (err) {
-			snprintf(why, sizeof(why), "%s", hbm_reason());
-			err = hbm_err(err, "couldn't detach %s: %s", label, why);
+			err = hbm_set_reason(err, "couldn't detach %s: %s",
+					     label, hbm_reason());
 			break;
 		}
 		if (attached)
@@ -114,7 +114,7 @@ int hbm_cmd_unload(bool force)
 	}
 	if (state == HBM_LOADED) {
 		if (hbm_maps_open(&maps) ||
-		    hbm_class_keys(maps.classes, &keys, &n))
+		    hbm_dev_keys(maps.rates, &keys, &n))
 			goto fail;
 		hbm_dev_list(list, sizeof(list), keys, n, own);
 		if (n && !force) {
@@ -127,7 +127,7 @@ int hbm_cmd_unload(bool force)
 			goto fail;
 		free(keys);
 		keys = NULL;
-		if (n && hbm_class_keys(maps.classes, &keys, &n))
+		if (n && hbm_dev_keys(maps.rates, &keys, &n))
 			goto fail;
 		if (n) {
 			hbm_dev_list(list, sizeof(list), keys, n, own);

@@ -5,6 +5,7 @@
  * parses their options; see usage below for what they do.
  */
 #include <getopt.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "cmds.h"
+#include "options.h"
 #include "units.h"
 
 static const char hbm_help[] =
@@ -85,7 +87,7 @@ static const char hbm_help[] =
 "  current configuration.\n"
 "\n"
 "ECN option (attach, set):\n"
-"  --ecn on|off         on (attach's default): the ECN marker (hbm_mark) runs\n"
+"  --ecn on|off         on (attach's default): the ECN marker (hbm_ce) runs\n"
 "                       on DEV's tcx egress hook, first of its programs, and\n"
 "                       sets CE in ECN-capable (ECT) packets while DEV's\n"
 "                       virtual queue is over `mark`; ECN-capable TCP senders\n"
@@ -138,11 +140,11 @@ static const char hbm_help[] =
 "Files:\n"
 "  " HBM_PIN_DIR "/link\n"
 "      the struct_ops link: bpf_hbm stays loaded while it is pinned\n"
-"  " HBM_PIN_DIR "/hbm_config, hbm_classes, hbm_instances\n"
-"      its maps (configuration, per-device class and counters, instances)\n"
-"  " HBM_PIN_DIR "/" HBM_MARK_PROG "\n"
+"  " HBM_PIN_DIR "/hbm_config, hbm_dev_rates, hbm_instances\n"
+"      its maps (configuration, per-device rate state and counters, instances)\n"
+"  " HBM_PIN_DIR "/" HBM_CE_PROG "\n"
 "      the ECN marker program\n"
-"  " HBM_PIN_DIR "/mark-NETNS-IFINDEX\n"
+"  " HBM_PIN_DIR "/ce-NETNS-IFINDEX\n"
 "      the tcx link that keeps the marker on a device (NETNS: the inode of\n"
 "      its network namespace, as in show); a device that is gone leaves a\n"
 "      stale one, which the next attach, detach or unload removes\n"
@@ -153,76 +155,6 @@ static const char hbm_help[] =
 "Exit status: 0 success, 1 failure, 2 usage error (bad command, option or\n"
 "value). Errors are one line on stderr:\n"
 "  bpf-hbm: couldn't <verb> <object>: <reason>\n";
-
-enum {
-	OPT_SHAPE = 256,	/* + enum hbm_opt */
-	OPT_PARENT = OPT_SHAPE + HBM_OPT_MAX,
-	OPT_REPLACE,
-	OPT_FORCE,
-	OPT_JSON,
-	OPT_WATCH,
-	OPT_ECN,
-	OPT_FLOW_IDLE,
-};
-
-#define HBM_COMMON_OPTS						\
-	{ "help", no_argument, NULL, 'h' },			\
-	{ "verbose", no_argument, NULL, 'v' }
-
-#define HBM_SHAPE_OPTS							\
-	{ "rate", required_argument, NULL, OPT_SHAPE + HBM_OPT_RATE },	\
-	{ "burst", required_argument, NULL, OPT_SHAPE + HBM_OPT_BURST }, \
-	{ "mark", required_argument, NULL, OPT_SHAPE + HBM_OPT_MARK },	\
-	{ "drop", required_argument, NULL, OPT_SHAPE + HBM_OPT_DROP },	\
-	{ "drop-large", required_argument, NULL,			\
-	  OPT_SHAPE + HBM_OPT_DROP_LARGE },				\
-	{ "limit", required_argument, NULL, OPT_SHAPE + HBM_OPT_LIMIT }, \
-	{ "flow-limit", required_argument, NULL,			\
-	  OPT_SHAPE + HBM_OPT_FLOW_LIMIT },				\
-	{ "horizon", required_argument, NULL, OPT_SHAPE + HBM_OPT_HORIZON }, \
-	{ "cn", required_argument, NULL, OPT_SHAPE + HBM_OPT_CN },	\
-	{ "late-credit", required_argument, NULL,			\
-	  OPT_SHAPE + HBM_OPT_LATE_CREDIT }
-
-static const struct option hbm_opts_plain[] = {
-	HBM_COMMON_OPTS,
-	{}
-};
-
-static const struct option hbm_opts_load[] = {
-	HBM_COMMON_OPTS,
-	{ "flow-idle", required_argument, NULL, OPT_FLOW_IDLE },
-	{}
-};
-
-static const struct option hbm_opts_unload[] = {
-	HBM_COMMON_OPTS,
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{}
-};
-
-static const struct option hbm_opts_attach[] = {
-	HBM_COMMON_OPTS,
-	HBM_SHAPE_OPTS,
-	{ "parent", required_argument, NULL, OPT_PARENT },
-	{ "replace", no_argument, NULL, OPT_REPLACE },
-	{ "ecn", required_argument, NULL, OPT_ECN },
-	{}
-};
-
-static const struct option hbm_opts_set[] = {
-	HBM_COMMON_OPTS,
-	HBM_SHAPE_OPTS,
-	{ "ecn", required_argument, NULL, OPT_ECN },
-	{}
-};
-
-static const struct option hbm_opts_show[] = {
-	HBM_COMMON_OPTS,
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "watch", required_argument, NULL, OPT_WATCH },
-	{}
-};
 
 #define HBM_SHAPE_USAGE							\
 "  --rate RATE        rate (default 1gbit; 1mbit..400gbit)\n"		\
@@ -255,7 +187,7 @@ struct hbm_args {
 
 struct hbm_cmd {
 	const char *name;
-	const struct option *opts;
+	unsigned int mask;		/* HBM_CMD_*: its options (options.c) */
 	bool dev_required;
 	bool dev_allowed;
 	const char *usage;
@@ -304,7 +236,7 @@ static int hbm_run_detach(const struct hbm_args *a)
 }
 
 static const struct hbm_cmd hbm_cmds[] = {
-	{ "load", hbm_opts_load, false, false,
+	{ "load", HBM_CMD_LOAD, false, false,
 	  "Usage: bpf-hbm load [-v] [--flow-idle TIME]\n"
 	  "Load bpf_hbm, register the \"bpf_hbm\" qdisc kind and pin it in\n"
 	  HBM_PIN_DIR " (mounting bpffs if needed). Does nothing if\n"
@@ -313,14 +245,15 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "                     it may be freed (default 1s, 1ms..1h); only\n"
 	  "                     when this command loads bpf_hbm\n",
 	  hbm_run_load },
-	{ "unload", hbm_opts_unload, false, false,
+	{ "unload", HBM_CMD_UNLOAD, false, false,
 	  "Usage: bpf-hbm unload [-v] [--force]\n"
 	  "Unregister the \"bpf_hbm\" qdisc kind and remove the pins (and with\n"
 	  "them the ECN markers on devices' tcx egress hooks). Refused\n"
-	  "while a device has bpf_hbm attached, unless --force: then every\n"
-	  "device of this network namespace is detached first.\n",
+	  "while a device has bpf_hbm attached.\n"
+	  "  --force            detach every device of this network namespace\n"
+	  "                     first; qdiscs in other namespaces keep running\n",
 	  hbm_run_unload },
-	{ "attach", hbm_opts_attach, true, true,
+	{ "attach", HBM_CMD_ATTACH, true, true,
 	  "Usage: bpf-hbm attach DEV [OPTION...]\n"
 	  "Attach bpf_hbm to DEV, loading it if needed; the configuration is\n"
 	  "the defaults overridden by the options.\n"
@@ -332,7 +265,7 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "                     several tx queues)\n"
 	  "  --replace          replace DEV's root qdisc if it has one\n",
 	  hbm_run_attach },
-	{ "set", hbm_opts_set, true, true,
+	{ "set", HBM_CMD_SET, true, true,
 	  "Usage: bpf-hbm set DEV OPTION...\n"
 	  "Change the configuration of DEV, which has bpf_hbm attached, in\n"
 	  "place; options not given keep their current values.\n"
@@ -340,13 +273,13 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "  --ecn on|off       add or remove the ECN marker on DEV's tcx\n"
 	  "                     egress hook (CE instead of CN for ECN senders)\n",
 	  hbm_run_set },
-	{ "show", hbm_opts_show, false, true,
+	{ "show", HBM_CMD_SHOW, false, true,
 	  "Usage: bpf-hbm show [DEV] [--json] [--watch SECONDS]\n"
 	  "Configuration and counters of each device with bpf_hbm (or DEV).\n"
 	  "  --json             as one JSON object (see bpf-hbm --help)\n"
 	  "  --watch SECONDS    repeat every SECONDS until interrupted\n",
 	  hbm_run_show },
-	{ "detach", hbm_opts_plain, true, true,
+	{ "detach", HBM_CMD_DETACH, true, true,
 	  "Usage: bpf-hbm detach DEV\n"
 	  "Remove bpf_hbm from DEV (its root, or its mq root with bpf_hbm\n"
 	  "children), its ECN marker and DEV's configuration; DEV gets its\n"
@@ -388,7 +321,7 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 			hbm_usage_err(a, "unrecognized option '%s'",
 				      argv[optind - 1]);
 		break;
-	case OPT_PARENT:
+	case HBM_OPTV_PARENT:
 		if (!strcmp(optarg, "root"))
 			a->attach.parent = HBM_PARENT_ROOT;
 		else if (!strcmp(optarg, "mq"))
@@ -397,10 +330,10 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 			hbm_usage_err(a, "invalid parent '%s' (root or mq)",
 				      optarg);
 		break;
-	case OPT_REPLACE:
+	case HBM_OPTV_REPLACE:
 		a->attach.replace = true;
 		break;
-	case OPT_ECN:
+	case HBM_OPTV_ECN:
 		if (!strcmp(optarg, "on"))
 			a->attach.ecn = HBM_ECN_ON;
 		else if (!strcmp(optarg, "off"))
@@ -409,20 +342,20 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 			hbm_usage_err(a, "invalid ecn '%s' (on or off)",
 				      optarg);
 		break;
-	case OPT_FORCE:
+	case HBM_OPTV_FORCE:
 		a->force = true;
 		break;
-	case OPT_JSON:
+	case HBM_OPTV_JSON:
 		a->json = true;
 		break;
-	case OPT_FLOW_IDLE:
+	case HBM_OPTV_FLOW_IDLE:
 		if (hbm_parse_time(optarg, &a->flow_idle_ns) ||
 		    a->flow_idle_ns < HBM_MIN_FLOW_IDLE_NS ||
 		    a->flow_idle_ns > HBM_MAX_FLOW_IDLE_NS)
 			hbm_usage_err(a, "invalid flow idle time '%s' (1ms..1h)",
 				      optarg);
 		break;
-	case OPT_WATCH:
+	case HBM_OPTV_WATCH:
 		if (hbm_parse_u32(optarg, &secs) || !secs)
 			hbm_usage_err(a, "invalid interval '%s' (whole seconds, at least 1)",
 				      optarg);
@@ -430,9 +363,9 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 			a->watch = secs;
 		break;
 	default:
-		if (c < OPT_SHAPE || c >= OPT_SHAPE + HBM_OPT_MAX)
+		if (c < HBM_OPTV_SHAPE || c >= HBM_OPTV_SHAPE + HBM_OPT_MAX)
 			break;
-		if (hbm_opt_parse(&a->attach.opts, c - OPT_SHAPE, optarg, err,
+		if (hbm_opt_parse(&a->attach.opts, c - HBM_OPTV_SHAPE, optarg, err,
 				  sizeof(err)))
 			hbm_usage_err(a, "%s", err);
 		break;
@@ -443,12 +376,15 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 		     struct hbm_args *a)
 {
+	struct option opts[32];
 	const char *obj;
 	int c, i;
 
+	if (hbm_getopt_table(cmd->mask, opts, sizeof(opts) / sizeof(opts[0])) < 0)
+		return HBM_EXIT_FAIL;	/* the table outgrew opts: a bug */
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":hv", cmd->opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, ":hv", opts, NULL)) != -1)
 		hbm_parse_opt(a, c, argv);
 	if (a->help) {
 		fputs(cmd->usage, stdout);
@@ -462,7 +398,7 @@ static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 	if (!a->dev && cmd->dev_required)
 		hbm_usage_err(a, "missing DEV (usage: bpf-hbm %s DEV ...)",
 			      cmd->name);
-	if (a->dev && (!a->dev[0] || strlen(a->dev) >= 16 ||
+	if (a->dev && (!a->dev[0] || strlen(a->dev) >= IFNAMSIZ ||
 		       strchr(a->dev, '/')))
 		hbm_usage_err(a, "invalid device name '%s'", a->dev);
 	if (a->err[0]) {

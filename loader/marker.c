@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ECN marker: the BPF object's hbm_mark program, pinned at
- * /sys/fs/bpf/bpf_hbm/hbm_mark by load, attached to a device's tcx egress
- * hook by a bpf link pinned next to it as mark-NETNS-IFINDEX (the network
+ * The ECN marker: the BPF object's hbm_ce program, pinned at
+ * /sys/fs/bpf/bpf_hbm/hbm_ce by load, attached to a device's tcx egress
+ * hook by a bpf link pinned next to it as ce-NETNS-IFINDEX (the network
  * namespace's inode and the device's ifindex, as struct hbm_dev_key). The
  * pin owns the link: removing it (after a link detach, so the program
  * leaves the hook at once) takes the marker off the device, and a device
@@ -26,7 +26,7 @@
 
 #include "objects.h"
 
-#define HBM_MARKER_PREFIX	"mark-"
+#define HBM_MARKER_PREFIX	"ce-"
 
 void hbm_marker_path(char *buf, size_t len, const struct hbm_dev_key *key)
 {
@@ -39,7 +39,7 @@ bool hbm_marker_name(const char *name)
 	return !strncmp(name, HBM_MARKER_PREFIX, strlen(HBM_MARKER_PREFIX));
 }
 
-/* The id of the pinned hbm_mark program, or a negative errno. */
+/* The id of the pinned hbm_ce program, or a negative errno. */
 static int hbm_mark_prog_get(__u32 *id)
 {
 	struct bpf_prog_info info = {};
@@ -47,20 +47,20 @@ static int hbm_mark_prog_get(__u32 *id)
 	char path[128];
 	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/" HBM_MARK_PROG, hbm_pin_dir());
+	snprintf(path, sizeof(path), "%s/" HBM_CE_PROG, hbm_pin_dir());
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		if (fd == -ENOENT)
-			return hbm_err(fd, "%s is missing (loaded by an older bpf-hbm? run bpf-hbm unload --force, then bpf-hbm load)",
-				       path);
-		return hbm_err(fd, "couldn't open %s: %s%s", path,
-			       strerror(-fd), hbm_perm_hint(fd));
+			return hbm_set_reason(fd, "%s is missing (loaded by an older bpf-hbm? run bpf-hbm unload --force, then bpf-hbm load)",
+					      path);
+		return hbm_set_reason(fd, "couldn't open %s: %s%s", path,
+				      strerror(-fd), hbm_perm_hint(fd));
 	}
 	err = bpf_prog_get_info_by_fd(fd, &info, &len);
 	if (err || info.type != BPF_PROG_TYPE_SCHED_CLS) {
 		close(fd);
-		return hbm_err(err ? err : -EPROTO,
-			       "%s is not the marker program", path);
+		return hbm_set_reason(err ? err : -EPROTO,
+				      "%s is not the marker program", path);
 	}
 	if (id)
 		*id = info.id;
@@ -107,8 +107,8 @@ static int hbm_marker_remove(const char *path)
 		close(fd);
 	}
 	if (unlink(path) && errno != ENOENT)
-		return hbm_err(-errno, "couldn't remove %s: %s", path,
-			       strerror(errno));
+		return hbm_set_reason(-errno, "couldn't remove %s: %s", path,
+				      strerror(errno));
 	return 0;
 }
 
@@ -142,7 +142,8 @@ static int hbm_marker_lookup(const struct hbm_dev_key *key, bool *present,
 	return fix ? hbm_marker_remove(path) : 0;
 }
 
-int hbm_marker_present(const struct hbm_dev_key *key, bool *present)
+/* Whether DEV has our marker; a stale pin for it is removed on the way. */
+int hbm_marker_check(const struct hbm_dev_key *key, bool *present)
 {
 	return hbm_marker_lookup(key, present, true);
 }
@@ -162,7 +163,7 @@ int hbm_marker_attach(const struct hbm_dev_key *key, bool *created)
 	bool present;
 
 	*created = false;
-	err = hbm_marker_present(key, &present);
+	err = hbm_marker_check(key, &present);
 	if (err || present)
 		return err;
 	prog = hbm_mark_prog_get(NULL);
@@ -171,15 +172,15 @@ int hbm_marker_attach(const struct hbm_dev_key *key, bool *created)
 	link = bpf_link_create(prog, key->ifindex, BPF_TCX_EGRESS, &opts);
 	close(prog);
 	if (link < 0)
-		return hbm_err(link, "couldn't attach the ECN marker to tc egress (tcx): %s%s",
-			       strerror(-link), hbm_perm_hint(link));
+		return hbm_set_reason(link, "couldn't attach the ECN marker to tc egress (tcx): %s%s",
+				      strerror(-link), hbm_perm_hint(link));
 	hbm_marker_path(path, sizeof(path), key);
 	err = bpf_obj_pin(link, path);
 	if (err) {
 		snprintf(why, sizeof(why), "%s", strerror(-err));
 		bpf_link_detach(link);
 		close(link);
-		return hbm_err(err, "couldn't pin %s: %s", path, why);
+		return hbm_set_reason(err, "couldn't pin %s: %s", path, why);
 	}
 	close(link);
 	*created = true;
@@ -214,8 +215,8 @@ int hbm_markers_sweep(bool all)
 
 	d = opendir(hbm_pin_dir());
 	if (!d)
-		return errno == ENOENT ? 0 : hbm_err(-errno, "couldn't open %s: %s",
-						     hbm_pin_dir(), strerror(errno));
+		return errno == ENOENT ? 0 : hbm_set_reason(-errno, "couldn't open %s: %s",
+							    hbm_pin_dir(), strerror(errno));
 	while ((e = readdir(d))) {
 		if (!hbm_marker_name(e->d_name))
 			continue;

@@ -29,19 +29,19 @@ int hbm_nl_open(struct hbm_nl *nl)
 	memset(nl, 0, sizeof(*nl));
 	nl->buf = malloc(HBM_NL_BUFSZ);
 	if (!nl->buf)
-		return hbm_err(-ENOMEM, "%s", strerror(ENOMEM));
+		return hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
 	nl->sk = mnl_socket_open(NETLINK_ROUTE);
 	if (!nl->sk) {
-		err = hbm_err(-errno, "couldn't open a netlink socket: %s",
-			      strerror(errno));
+		err = hbm_set_reason(-errno, "couldn't open a netlink socket: %s",
+				     strerror(errno));
 		goto err;
 	}
 	/* Best effort: without them errors just lack the kernel's message. */
 	mnl_socket_setsockopt(nl->sk, NETLINK_EXT_ACK, &one, sizeof(one));
 	mnl_socket_setsockopt(nl->sk, NETLINK_CAP_ACK, &one, sizeof(one));
 	if (mnl_socket_bind(nl->sk, 0, MNL_SOCKET_AUTOPID) < 0) {
-		err = hbm_err(-errno, "couldn't bind a netlink socket: %s",
-			      strerror(errno));
+		err = hbm_set_reason(-errno, "couldn't bind a netlink socket: %s",
+				     strerror(errno));
 		goto err;
 	}
 	nl->portid = mnl_socket_get_portid(nl->sk);
@@ -137,12 +137,12 @@ static int hbm_nl_talk(struct hbm_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 	seq = ++nl->seq;
 	nlh->nlmsg_seq = seq;
 	if (mnl_socket_sendto(nl->sk, nlh, nlh->nlmsg_len) < 0)
-		return hbm_err(-errno, "netlink: %s", strerror(errno));
+		return hbm_set_reason(-errno, "netlink: %s", strerror(errno));
 	errno = 0;
 	do {
 		len = mnl_socket_recvfrom(nl->sk, nl->buf, HBM_NL_BUFSZ);
 		if (len < 0)
-			return hbm_err(-errno, "netlink: %s", strerror(errno));
+			return hbm_set_reason(-errno, "netlink: %s", strerror(errno));
 		ret = mnl_cb_run2(nl->buf, len, seq, nl->portid, cb, nl, ctl,
 				  MNL_ARRAY_SIZE(ctl));
 	} while (ret == MNL_CB_OK);
@@ -151,10 +151,10 @@ static int hbm_nl_talk(struct hbm_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 
 	err = nl->err ? nl->err : errno ? errno : EPROTO;
 	if (nl->extack[0])
-		return hbm_err(-err, "%s (kernel: %s)", strerror(err),
-			       nl->extack);
-	return hbm_err(-err, "%s%s", strerror(err),
-		       err == EPERM ? " (need CAP_NET_ADMIN)" : "");
+		return hbm_set_reason(-err, "%s (kernel: %s)", strerror(err),
+				      nl->extack);
+	return hbm_set_reason(-err, "%s%s", strerror(err),
+			      err == EPERM ? " (need CAP_NET_ADMIN)" : "");
 }
 
 static struct nlmsghdr *hbm_nl_tcmsg(char *buf, __u16 type, __u16 flags,
@@ -179,8 +179,8 @@ static struct nlmsghdr *hbm_nl_tcmsg(char *buf, __u16 type, __u16 flags,
  * qdisc from a dump is created again as it was: qdiscs accept the options
  * they dump back as their configuration, as `tc qdisc add` sent them.
  */
-int hbm_nl_qdisc_put(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
-		     __u16 flags)
+int hbm_nl_qdisc_create(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
+			__u16 flags)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
@@ -191,8 +191,8 @@ int hbm_nl_qdisc_put(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
 	if (q->opts &&
 	    !mnl_attr_put_check(nlh, sizeof(buf), TCA_OPTIONS, q->opts_len,
 				q->opts))
-		return hbm_err(-EMSGSIZE, "%s's options don't fit a message",
-			       q->kind);
+		return hbm_set_reason(-EMSGSIZE, "%s's options don't fit a message",
+				      q->kind);
 	return hbm_nl_talk(nl, nlh, NULL, NULL);
 }
 
@@ -203,7 +203,7 @@ int hbm_nl_qdisc_new(struct hbm_nl *nl, int ifindex, __u32 parent,
 	struct hbm_qdisc q = { .parent = parent, .handle = handle };
 
 	snprintf(q.kind, sizeof(q.kind), "%s", kind);
-	return hbm_nl_qdisc_put(nl, ifindex, &q, flags);
+	return hbm_nl_qdisc_create(nl, ifindex, &q, flags);
 }
 
 /*

@@ -16,7 +16,7 @@ int hbm_bpf_unload(void);
 /* marker.c: the ECN marker on a device's tcx egress hook */
 void hbm_marker_path(char *buf, size_t len, const struct hbm_dev_key *key);
 bool hbm_marker_name(const char *name);
-int hbm_marker_present(const struct hbm_dev_key *key, bool *present);
+int hbm_marker_check(const struct hbm_dev_key *key, bool *present);
 bool hbm_marker_seen(const struct hbm_dev_key *key);
 int hbm_marker_attach(const struct hbm_dev_key *key, bool *created);
 int hbm_marker_detach(const struct hbm_dev_key *key, bool *removed);
@@ -36,7 +36,7 @@ struct hbm_nl {
 struct hbm_qdisc {
 	__u32 parent;
 	__u32 handle;
-	char kind[16];
+	char kind[16];		/* TCA_KIND: IFNAMSIZ, as the kernel sizes it */
 	void *opts;		/* TCA_OPTIONS' payload, as dumped */
 	__u16 opts_len;
 };
@@ -50,8 +50,8 @@ int hbm_nl_open(struct hbm_nl *nl);
 void hbm_nl_close(struct hbm_nl *nl);
 int hbm_nl_qdisc_new(struct hbm_nl *nl, int ifindex, __u32 parent,
 		     __u32 handle, const char *kind, __u16 flags);
-int hbm_nl_qdisc_put(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
-		     __u16 flags);
+int hbm_nl_qdisc_create(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *q,
+			__u16 flags);
 int hbm_nl_qdisc_del(struct hbm_nl *nl, int ifindex, __u32 parent,
 		     __u32 handle, const char *kind);
 int hbm_nl_qdisc_dump(struct hbm_nl *nl, int ifindex, struct hbm_qdiscs *qs);

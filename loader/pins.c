@@ -5,9 +5,9 @@
  * check of their layout against HBM_ABI_VERSION.
  *
  * /sys/fs/bpf/bpf_hbm/link holds the struct_ops link: while it is pinned,
- * the "bpf_hbm" qdisc kind stays registered. hbm_config, hbm_classes and
+ * the "bpf_hbm" qdisc kind stays registered. hbm_config, hbm_dev_rates and
  * hbm_instances are pinned next to it for bpf-hbm (and bpftool) to use,
- * and the ECN marker program hbm_mark, which attach puts on devices' tcx
+ * and the ECN marker program hbm_ce, which attach puts on devices' tcx
  * egress hooks through links pinned there too (marker.c).
  */
 #include <errno.h>
@@ -25,7 +25,7 @@
 #include "pins.h"
 
 const char *const hbm_pin_maps[HBM_PIN_MAPS] = {
-	"hbm_config", "hbm_classes", "hbm_instances",
+	"hbm_config", "hbm_dev_rates", "hbm_instances",
 };
 
 /*
@@ -94,14 +94,14 @@ int hbm_bpffs_ensure(void)
 	if (hbm_is_bpffs(hbm_bpffs))
 		return 0;
 	if (!hbm_own_mntns())
-		return hbm_err(-ENOENT,
-			       "%s is not a bpffs, neither in this mount namespace nor in PID 1's, and pins made in this one (e.g. under ip netns exec) would vanish with it: mount it outside first (mount -t bpf bpf %s)",
-			       HBM_BPFFS, HBM_BPFFS);
+		return hbm_set_reason(-ENOENT,
+				      "%s is not a bpffs, neither in this mount namespace nor in PID 1's, and pins made in this one (e.g. under ip netns exec) would vanish with it: mount it outside first (mount -t bpf bpf %s)",
+				      HBM_BPFFS, HBM_BPFFS);
 	if (mount("bpf", HBM_BPFFS, "bpf", 0, "mode=0700")) {
 		err = -errno;
-		return hbm_err(err,
-			       "%s is not a bpffs and mounting one failed: %s (mount it: mount -t bpf bpf %s)",
-			       HBM_BPFFS, strerror(-err), HBM_BPFFS);
+		return hbm_set_reason(err,
+				      "%s is not a bpffs and mounting one failed: %s (mount it: mount -t bpf bpf %s)",
+				      HBM_BPFFS, strerror(-err), HBM_BPFFS);
 	}
 	hbm_note("mounted bpffs at %s", HBM_BPFFS);
 	return 0;
@@ -144,14 +144,14 @@ int hbm_bpf_state(enum hbm_state *state)
 		err = -errno;
 		if (err == -ENOENT)
 			return 0;
-		return hbm_err(err, "couldn't read %s: %s%s", hbm_dir,
-			       strerror(-err), hbm_perm_hint(err));
+		return hbm_set_reason(err, "couldn't read %s: %s%s", hbm_dir,
+				      strerror(-err), hbm_perm_hint(err));
 	}
 	*state = HBM_STALE;
 	fd = bpf_obj_get(hbm_link_path);
 	if (fd == -EPERM || fd == -EACCES)
-		return hbm_err(fd, "couldn't open %s: %s%s", hbm_link_path,
-			       strerror(-fd), hbm_perm_hint(fd));
+		return hbm_set_reason(fd, "couldn't open %s: %s%s", hbm_link_path,
+				      strerror(-fd), hbm_perm_hint(fd));
 	if (fd < 0)
 		return 0;
 	valid = hbm_link_valid(fd);
@@ -183,15 +183,15 @@ static int hbm_map_open(const char *name, __u32 key_size, __u32 value_size,
 	hbm_pin_path(path, sizeof(path), name);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
-		return hbm_err(fd, "couldn't open %s: %s%s", path,
-			       strerror(-fd), hbm_perm_hint(fd));
+		return hbm_set_reason(fd, "couldn't open %s: %s%s", path,
+				      strerror(-fd), hbm_perm_hint(fd));
 	if (bpf_map_get_info_by_fd(fd, &info, &len) ||
 	    info.type != BPF_MAP_TYPE_HASH || info.key_size != key_size ||
 	    (value_size && info.value_size != value_size) ||
 	    info.value_size < min_value) {
 		close(fd);
-		return hbm_err(-EPROTO, "%s does not have the layout this bpf-hbm expects (ABI %d); run bpf-hbm unload --force, then bpf-hbm load",
-			       path, HBM_ABI_VERSION);
+		return hbm_set_reason(-EPROTO, "%s does not have the layout this bpf-hbm expects (ABI %d); run bpf-hbm unload --force, then bpf-hbm load",
+				      path, HBM_ABI_VERSION);
 	}
 	if (actual_value)
 		*actual_value = info.value_size;
@@ -208,20 +208,20 @@ int hbm_maps_open(struct hbm_maps *maps)
 	if (err)
 		return err;
 	if (state == HBM_BROKEN)
-		return hbm_err(-ENOENT, "a map pin is missing in %s (run bpf-hbm unload --force, then bpf-hbm load)",
-			       hbm_pin_dir());
+		return hbm_set_reason(-ENOENT, "a map pin is missing in %s (run bpf-hbm unload --force, then bpf-hbm load)",
+				      hbm_pin_dir());
 	if (state != HBM_LOADED)
-		return hbm_err(-ENOENT, "not loaded (run bpf-hbm load)");
+		return hbm_set_reason(-ENOENT, "not loaded (run bpf-hbm load)");
 	err = hbm_map_open("hbm_config", sizeof(struct hbm_dev_key),
 			   sizeof(struct hbm_config), 0, NULL);
 	if (err < 0)
 		goto err;
 	maps->config = err;
-	err = hbm_map_open("hbm_classes", sizeof(struct hbm_dev_key),
-			   sizeof(struct hbm_class), 0, NULL);
+	err = hbm_map_open("hbm_dev_rates", sizeof(struct hbm_dev_key),
+			   sizeof(struct hbm_dev_rate), 0, NULL);
 	if (err < 0)
 		goto err;
-	maps->classes = err;
+	maps->rates = err;
 	err = hbm_map_open("hbm_instances", sizeof(struct hbm_inst_key), 0,
 			   sizeof(struct hbm_inst_info),
 			   &maps->inst_value_size);
@@ -238,8 +238,8 @@ void hbm_maps_close(struct hbm_maps *maps)
 {
 	if (maps->config >= 0)
 		close(maps->config);
-	if (maps->classes >= 0)
-		close(maps->classes);
+	if (maps->rates >= 0)
+		close(maps->rates);
 	if (maps->instances >= 0)
 		close(maps->instances);
 	*maps = (struct hbm_maps)HBM_MAPS_INIT;
@@ -256,37 +256,67 @@ static int hbm_key_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* The keys of hbm_classes (devices with bpf_hbm), by netns and ifindex. */
-int hbm_class_keys(int classes_fd, struct hbm_dev_key **keys, int *n)
+int hbm_map_each_key(int fd, size_t key_size, const char *name,
+		     int (*fn)(const void *key, void *ctx), void *ctx)
 {
-	struct hbm_dev_key key, *k = NULL, *tmp;
-	int cnt = 0, cap = 0, err;
-	void *prev = NULL;
+	unsigned char key[HBM_MAX_KEY], prev[HBM_MAX_KEY];
+	void *pk = NULL;
+	int err;
 
+	if (key_size > HBM_MAX_KEY)
+		return hbm_set_reason(-EINVAL, "%s's keys are over %d bytes",
+				      name, HBM_MAX_KEY);
 	for (;;) {
-		err = bpf_map_get_next_key(classes_fd, prev, &key);
+		err = bpf_map_get_next_key(fd, pk, key);
 		if (err == -ENOENT)
-			break;
-		if (err) {
-			free(k);
-			return hbm_err(err, "couldn't read hbm_classes: %s",
-				       strerror(-err));
-		}
-		if (cnt == cap) {
-			cap = cap ? 2 * cap : 16;
-			tmp = realloc(k, cap * sizeof(*k));
-			if (!tmp) {
-				free(k);
-				return hbm_err(-ENOMEM, "%s", strerror(ENOMEM));
-			}
-			k = tmp;
-		}
-		k[cnt++] = key;
-		prev = &k[cnt - 1];
+			return 0;
+		if (err)
+			return hbm_set_reason(err, "couldn't read %s: %s", name,
+					      strerror(-err));
+		memcpy(prev, key, key_size);
+		pk = prev;
+		err = fn(key, ctx);
+		if (err)
+			return err;
 	}
-	if (cnt)
-		qsort(k, cnt, sizeof(*k), hbm_key_cmp);
-	*keys = k;
-	*n = cnt;
+}
+
+struct hbm_keys {
+	struct hbm_dev_key *k;
+	int n, cap;
+};
+
+static int hbm_keys_add(const void *key, void *ctx)
+{
+	struct hbm_keys *ks = ctx;
+	struct hbm_dev_key *tmp;
+
+	if (ks->n == ks->cap) {
+		ks->cap = ks->cap ? 2 * ks->cap : 16;
+		tmp = realloc(ks->k, ks->cap * sizeof(*ks->k));
+		if (!tmp)
+			return hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
+		ks->k = tmp;
+	}
+	memcpy(&ks->k[ks->n++], key, sizeof(*ks->k));
+	return 0;
+}
+
+/* The keys of hbm_dev_rates (devices with bpf_hbm), by netns and ifindex. */
+int hbm_dev_keys(int rates_fd, struct hbm_dev_key **keys, int *n)
+{
+	struct hbm_keys ks = {};
+	int err;
+
+	err = hbm_map_each_key(rates_fd, sizeof(*ks.k), "hbm_dev_rates",
+			       hbm_keys_add, &ks);
+	if (err) {
+		free(ks.k);
+		return err;
+	}
+	if (ks.n)
+		qsort(ks.k, ks.n, sizeof(*ks.k), hbm_key_cmp);
+	*keys = ks.k;
+	*n = ks.n;
 	return 0;
 }

@@ -14,12 +14,12 @@ enum hbm_state {
 
 struct hbm_maps {
 	int config;
-	int classes;
+	int rates;
 	int instances;
 	__u32 inst_value_size;	/* struct hbm_inst_info and the BPF side's */
 };
 
-#define HBM_MAPS_INIT { .config = -1, .classes = -1, .instances = -1 }
+#define HBM_MAPS_INIT { .config = -1, .rates = -1, .instances = -1 }
 
 /* The maps pinned beside the link, by name. */
 #define HBM_PIN_MAPS		3
@@ -33,6 +33,16 @@ bool hbm_link_valid(int fd);
 int hbm_bpf_state(enum hbm_state *state);
 int hbm_maps_open(struct hbm_maps *maps);
 void hbm_maps_close(struct hbm_maps *maps);
-int hbm_class_keys(int classes_fd, struct hbm_dev_key **keys, int *n);
+int hbm_dev_keys(int rates_fd, struct hbm_dev_key **keys, int *n);
+
+/*
+ * Call @fn(key, @ctx) on each key of map @fd (named @name in errors, keys
+ * of @key_size bytes, at most HBM_MAX_KEY) until it returns non-zero,
+ * which is returned; 0 at the end, or a negative errno if the map cannot
+ * be read. A key deleted meanwhile may be missed, as with any walk.
+ */
+#define HBM_MAX_KEY		64
+int hbm_map_each_key(int fd, size_t key_size, const char *name,
+		     int (*fn)(const void *key, void *ctx), void *ctx);
 
 #endif /* HBM_PINS_H */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * show: configuration and counters of each device with bpf_hbm attached
- * (each entry of hbm_classes), as a key/value block or as JSON.
+ * (each entry of hbm_dev_rates), as a key/value block or as JSON.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,7 +21,7 @@
 
 struct hbm_dev_stats {
 	struct hbm_dev_key key;
-	struct hbm_class cls;
+	struct hbm_dev_rate dr;
 	struct hbm_config cfg;
 	bool configured;	/* cfg from hbm_config, not the defaults */
 	bool marker;		/* the ECN marker is on its tcx egress hook */
@@ -43,22 +43,22 @@ static const char *const hbm_drop_names[HBM_DROP_MAX] = {
 static __u32 hbm_own;	/* our netns, for sorting and names */
 
 /* Watchdog releases in the lateness histogram. */
-static __u64 hbm_late_count(const struct hbm_class *cls)
+static __u64 hbm_late_count(const struct hbm_dev_rate *dr)
 {
 	__u64 sum = 0;
 	int i;
 
 	for (i = 0; i < HBM_LATE_BUCKETS; i++)
-		sum += cls->late_hist[i];
+		sum += dr->late_hist[i];
 	return sum;
 }
 
 /* Their mean lateness, in ns; 0 when none was measured. */
-static __u64 hbm_late_mean(const struct hbm_class *cls)
+static __u64 hbm_late_mean(const struct hbm_dev_rate *dr)
 {
-	__u64 n = hbm_late_count(cls);
+	__u64 n = hbm_late_count(dr);
 
-	return n ? cls->late_sum_ns / n : 0;
+	return n ? dr->late_sum_ns / n : 0;
 }
 
 /*
@@ -67,15 +67,15 @@ static __u64 hbm_late_mean(const struct hbm_class *cls)
  * factor of 2), in ns; the last bucket has none and reports its lower
  * bound. 0 when none was measured.
  */
-static __u64 hbm_late_quantile(const struct hbm_class *cls, double q)
+static __u64 hbm_late_quantile(const struct hbm_dev_rate *dr, double q)
 {
-	__u64 n = hbm_late_count(cls), acc = 0;
+	__u64 n = hbm_late_count(dr), acc = 0;
 	int b;
 
 	if (!n)
 		return 0;
 	for (b = 0; b < HBM_LATE_BUCKETS - 1; b++) {
-		acc += cls->late_hist[b];
+		acc += dr->late_hist[b];
 		if (acc >= q * n)
 			break;
 	}
@@ -88,7 +88,7 @@ static __u64 hbm_late_quantile(const struct hbm_class *cls, double q)
 static __u64 hbm_credit_now(const struct hbm_dev_stats *st)
 {
 	return st->cfg.burst_ns + hbm_late_allowance(st->cfg.burst_ns,
-						     st->cls.late_ns,
+						     st->dr.late_ns,
 						     st->cfg.flags);
 }
 
@@ -107,74 +107,76 @@ static int hbm_stats_cmp(const void *a, const void *b)
 	return 0;
 }
 
-static __u64 hbm_total_drops(const struct hbm_class *cls)
+static __u64 hbm_total_drops(const struct hbm_dev_rate *dr)
 {
 	__u64 sum = 0;
 	int i;
 
 	for (i = 0; i < HBM_DROP_MAX; i++)
-		sum += cls->drops[i];
+		sum += dr->drops[i];
 	return sum;
+}
+
+struct hbm_sum_ctx {
+	const struct hbm_maps *maps;
+	struct hbm_dev_stats *st;
+	int n;
+	void *val;		/* one hbm_instances value */
+};
+
+static int hbm_sum_one(const void *k, void *ctx)
+{
+	const struct hbm_inst_key *key = k;
+	struct hbm_sum_ctx *c = ctx;
+	const struct hbm_inst_info *info = c->val;
+	int i;
+
+	if (bpf_map_lookup_elem(c->maps->instances, key, c->val))
+		return 0;	/* deleted meanwhile */
+	for (i = 0; i < c->n; i++) {
+		if (c->st[i].key.ifindex != key->ifindex ||
+		    c->st[i].key.netns != key->netns)
+			continue;
+		c->st[i].qlen += info->qlen;
+		c->st[i].flows += info->flows;
+		c->st[i].idle_flows += info->idle_flows;
+		c->st[i].backlog += info->backlog;
+		break;
+	}
+	return 0;
 }
 
 /* Add each instance's queue to its device's totals. */
 static int hbm_sum_instances(const struct hbm_maps *maps,
 			     struct hbm_dev_stats *st, int n)
 {
-	struct hbm_inst_key key, prev;
-	struct hbm_inst_info *info;
-	void *val, *pk = NULL;
-	int i, err;
+	struct hbm_sum_ctx c = { maps, st, n, NULL };
+	int err;
 
-	val = calloc(1, maps->inst_value_size);
-	if (!val)
-		return hbm_err(-ENOMEM, "%s", strerror(ENOMEM));
-	info = val;
-	for (;;) {
-		err = bpf_map_get_next_key(maps->instances, pk, &key);
-		if (err == -ENOENT) {
-			err = 0;
-			break;
-		}
-		if (err) {
-			err = hbm_err(err, "couldn't read hbm_instances: %s",
-				      strerror(-err));
-			break;
-		}
-		prev = key;
-		pk = &prev;
-		if (bpf_map_lookup_elem(maps->instances, &key, val))
-			continue;	/* deleted meanwhile */
-		for (i = 0; i < n; i++) {
-			if (st[i].key.ifindex != key.ifindex ||
-			    st[i].key.netns != key.netns)
-				continue;
-			st[i].qlen += info->qlen;
-			st[i].flows += info->flows;
-			st[i].idle_flows += info->idle_flows;
-			st[i].backlog += info->backlog;
-			break;
-		}
-	}
-	free(val);
+	c.val = calloc(1, maps->inst_value_size);
+	if (!c.val)
+		return hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
+	err = hbm_map_each_key(maps->instances, sizeof(struct hbm_inst_key),
+			       "hbm_instances", hbm_sum_one, &c);
+	free(c.val);
 	return err;
 }
 
-static int hbm_lookup_class(int fd, const struct hbm_dev_key *key,
-			    struct hbm_class *cls)
+static int hbm_lookup_dev_rate(int fd, const struct hbm_dev_key *key,
+			    struct hbm_dev_rate *dr)
 {
 	int err;
 
-	/* Under the class's lock: a consistent virtual queue. */
-	err = bpf_map_lookup_elem_flags(fd, key, cls, BPF_F_LOCK);
+	/* Under the rate state's lock: a consistent virtual queue. */
+	err = bpf_map_lookup_elem_flags(fd, key, dr, BPF_F_LOCK);
 	if (err == -EINVAL)
-		err = bpf_map_lookup_elem(fd, key, cls);
+		err = bpf_map_lookup_elem(fd, key, dr);
 	return err;
 }
 
 /*
- * The devices to show: @only, or every device in hbm_classes. *n is 0 if
- * @only has no class (not attached).
+ * The devices to show: @only, or every device in hbm_dev_rates. *n is 0 if
+ * @only has no rate state (not attached).
  */
 static int hbm_collect(const struct hbm_maps *maps,
 		       const struct hbm_dev_key *only,
@@ -185,25 +187,25 @@ static int hbm_collect(const struct hbm_maps *maps,
 	int i, cnt = 0, nkeys = 1, err;
 
 	if (!only) {
-		err = hbm_class_keys(maps->classes, &keys, &nkeys);
+		err = hbm_dev_keys(maps->rates, &keys, &nkeys);
 		if (err)
 			return err;
 	}
 	st = calloc(nkeys ? nkeys : 1, sizeof(*st));
 	if (!st) {
-		err = hbm_err(-ENOMEM, "%s", strerror(ENOMEM));
+		err = hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
 		goto out;
 	}
 	for (i = 0; i < nkeys; i++) {
 		struct hbm_dev_stats *s = &st[cnt];
 
 		s->key = only ? *only : keys[i];
-		err = hbm_lookup_class(maps->classes, &s->key, &s->cls);
+		err = hbm_lookup_dev_rate(maps->rates, &s->key, &s->dr);
 		if (err == -ENOENT)
 			continue;	/* detached meanwhile */
 		if (err) {
-			err = hbm_err(err, "couldn't read hbm_classes: %s",
-				      strerror(-err));
+			err = hbm_set_reason(err, "couldn't read hbm_dev_rates: %s",
+					     strerror(-err));
 			goto out;
 		}
 		s->configured = !bpf_map_lookup_elem(maps->config, &s->key,
@@ -246,13 +248,13 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 {
 	char name[IF_NAMESIZE];
 	const struct hbm_config *c;
-	const struct hbm_class *k;
+	const struct hbm_dev_rate *k;
 	int i, j;
 
 	printf("{\"devices\":[");
 	for (i = 0; i < n; i++) {
 		c = &st[i].cfg;
-		k = &st[i].cls;
+		k = &st[i].dr;
 		printf("%s{\"dev\":", i ? "," : "");
 		if (st[i].key.netns == hbm_own &&
 		    if_indextoname(st[i].key.ifindex, name))
@@ -299,14 +301,14 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 {
 	char label[64], a[HBM_FMT_BUFSZ];
 	const struct hbm_config *c;
-	const struct hbm_class *k;
+	const struct hbm_dev_rate *k;
 	int i, j;
 
 	if (!n)
 		printf("bpf_hbm is loaded but not attached to any device\n");
 	for (i = 0; i < n; i++) {
 		c = &st[i].cfg;
-		k = &st[i].cls;
+		k = &st[i].dr;
 		hbm_dev_label(label, sizeof(label), &st[i].key, hbm_own);
 		printf("%s%s: ", i ? "\n" : "", label);
 		if (st[i].key.netns == hbm_own)

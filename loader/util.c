@@ -13,13 +13,19 @@
 
 static char hbm_reason_buf[512];
 
-int hbm_err(int err, const char *fmt, ...)
+/*
+ * Formatted apart first, then copied: a new reason may quote the one
+ * before it (hbm_set_reason(e, "tx queue %d: %s", i, hbm_reason())).
+ */
+int hbm_set_reason(int err, const char *fmt, ...)
 {
+	char buf[sizeof(hbm_reason_buf)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(hbm_reason_buf, sizeof(hbm_reason_buf), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	memcpy(hbm_reason_buf, buf, sizeof(buf));
 	return err < 0 ? err : -EINVAL;
 }
 
@@ -91,8 +97,8 @@ int hbm_own_netns(__u32 *netns)
 	struct stat st;
 
 	if (stat("/proc/self/ns/net", &st))
-		return hbm_err(-errno, "couldn't read /proc/self/ns/net: %s",
-			       strerror(errno));
+		return hbm_set_reason(-errno, "couldn't read /proc/self/ns/net: %s",
+				      strerror(errno));
 	*netns = (__u32)st.st_ino;
 	return 0;
 }

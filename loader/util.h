@@ -13,11 +13,11 @@
  * scripts/check-layers.sh (make test) fails on a call or include cycle.
  *
  * Functions that can fail return 0 or a negative errno and leave a one-line
- * description in hbm_reason(), valid until the next such call: a caller
- * that calls another before printing it copies it first. The command that
- * called them prints it as "bpf-hbm: couldn't <verb> <object>: <reason>"
- * (hbm_fail()). Commands (hbm_cmd_*) print their own errors and return an
- * exit status.
+ * description in hbm_reason() (hbm_set_reason(), which may quote the
+ * reason before it). The command that called them prints it as
+ * "bpf-hbm: couldn't <verb> <object>: <reason>" (hbm_fail(), or
+ * hbm_error() with a reason of its own). Commands (hbm_cmd_*) print their
+ * own errors and return an exit status.
  */
 #ifndef HBM_UTIL_H
 #define HBM_UTIL_H
@@ -33,7 +33,7 @@
 #define HBM_KIND		"bpf_hbm"
 #define HBM_BPFFS		"/sys/fs/bpf"
 #define HBM_PIN_DIR		HBM_BPFFS "/bpf_hbm"	/* see hbm_pin_dir() */
-#define HBM_MARK_PROG		"hbm_mark"	/* the ECN marker's pin */
+#define HBM_CE_PROG		"hbm_ce"	/* the ECN marker's pin */
 
 /* Exit status: success, runtime failure, usage error. */
 enum {
@@ -42,7 +42,7 @@ enum {
 	HBM_EXIT_USAGE = 2,
 };
 
-int hbm_err(int err, const char *fmt, ...)
+int hbm_set_reason(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 const char *hbm_reason(void);
 void hbm_fail(const char *verb, const char *obj);

@@ -47,20 +47,21 @@
  *
  * BPF qdiscs have no private data: each instance's state is keyed by
  * (ifindex, netns, parent, handle), so mq children keep their own queues,
- * while the rate class (virtual queue, counters) and the configuration are
- * keyed by (ifindex, netns) and shared by all children of a device.
+ * while the device's rate state (struct hbm_dev_rate: virtual queue,
+ * counters) and its configuration are keyed by (ifindex, netns) and shared
+ * by all children of a device.
  *
  * The packet path, and where each step lives:
- *  hbm_enqueue (here): the instance, class and configuration; the limit
+ *  hbm_enqueue (here): the instance, rate state and configuration; the limit
  *    and the horizon (hbm_tstamp_of, hbm_policy.bpf.h); the packet's flow
- *    (hbm_flow_get, hbm_flows.bpf.h); the charge and HBM's verdict
+ *    (hbm_flow_checkout, hbm_flows.bpf.h); the charge and HBM's verdict
  *    (hbm_charge, hbm_policy.bpf.h); the packet queued in its flow
  *    (hbm_sched_add, hbm_sched.bpf.h).
  *  hbm_dequeue (here): the earliest backlogged flow; its head sent
  *    (hbm_sched_take, hbm_sent) or the watchdog set (hbm_sched_wait,
  *    hbm_sched_quiet), all in hbm_sched.bpf.h.
  *  hbm_reset, hbm_destroy (here): hbm_purge (hbm_sched.bpf.h).
- *  hbm_state.bpf.h holds the objects and maps; hbm_mark.bpf.h the tcx ECN
+ *  hbm_state.bpf.h holds the objects and maps; hbm_ce.bpf.h the tcx ECN
  *  marker; include/hbm_edt.h the arithmetic, shared with the host tests.
  *
  * Use: `bpf-hbm load` (or `bpftool struct_ops register bpf_hbm.bpf.o`),
@@ -73,21 +74,21 @@
 #include "hbm_policy.bpf.h"
 #include "hbm_flows.bpf.h"
 #include "hbm_sched.bpf.h"
-#include "hbm_mark.bpf.h"
+#include "hbm_ce.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
-/* A packet accepted: the qdisc's, the instance's and the class's counts. */
+/* A packet accepted: the qdisc's, the instance's and the device rate's counts. */
 static __always_inline void hbm_count_accepted(struct Qdisc *sch,
 					       struct hbm_inst *inst,
-					       struct hbm_class *cls, __u32 len,
+					       struct hbm_dev_rate *dr, __u32 len,
 					       bool delayed)
 {
 	if (delayed) {
-		__sync_fetch_and_add(&cls->delayed, 1);
+		__sync_fetch_and_add(&dr->delayed, 1);
 		sch->qstats.overlimits++;
 	}
-	__sync_fetch_and_add(&cls->enqueued, 1);
+	__sync_fetch_and_add(&dr->enqueued, 1);
 	sch->qstats.backlog += len;
 	sch->q.qlen++;
 	inst->info.qlen++;
@@ -99,7 +100,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	     struct bpf_sk_buff_ptr *to_free)
 {
 	enum hbm_drop_reason reason = HBM_DROP_NOMEM;
-	struct hbm_class *cls = NULL;
+	struct hbm_dev_rate *dr = NULL;
 	struct hbm_flow_slot *slot;
 	struct hbm_skb_node *skbn;
 	struct hbm_pkt pkt = {};
@@ -113,8 +114,8 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 
 	hbm_inst_key_of(sch, &fk.inst);
 	inst = bpf_map_lookup_elem(&hbm_instances, &fk.inst);
-	cls = bpf_map_lookup_elem(&hbm_classes, &fk.inst);
-	if (!inst || !cls)
+	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
+	if (!inst || !dr)
 		goto drop;
 	hbm_config_of((struct hbm_dev_key *)&fk.inst, &cfg);
 
@@ -123,33 +124,33 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		goto drop;
 
 	now = bpf_ktime_get_ns();
-	tstamp = hbm_tstamp_of(skb, cls, now);
+	tstamp = hbm_tstamp_of(skb, dr, now);
 	reason = HBM_DROP_HORIZON;
 	if (hbm_beyond_horizon(tstamp, now, cfg.horizon_ns))
 		goto drop;
 
 	reason = HBM_DROP_NOMEM;
 	fk.hash = bpf_skb_get_hash(skb);
-	flow = hbm_flow_get(inst, &fk, now, &slot);
+	flow = hbm_flow_checkout(inst, &fk, now, &slot);
 	if (!flow)
 		goto drop;
 	if (!hbm_is_overflow(fk.hash) && flow->qlen >= cfg.flow_limit) {
-		hbm_flow_put(inst, slot, flow, &fk, now);
+		hbm_flow_checkin(inst, slot, flow, &fk, now);
 		reason = HBM_DROP_FLOW_LIMIT;
 		goto drop;
 	}
 	skbn = hbm_obj_new(struct hbm_skb_node);
 	if (!skbn) {
-		hbm_flow_put(inst, slot, flow, &fk, now);
+		hbm_flow_checkin(inst, slot, flow, &fk, now);
 		goto drop;
 	}
 
 	pkt.len = hbm_pkt_len(skb);
 	hbm_sender_of(skb, &pkt, cfg.flags);
-	v = hbm_charge(cls, &cfg, &pkt, now, skbn, &departure, &judged);
+	v = hbm_charge(dr, &cfg, &pkt, now, skbn, &departure, &judged);
 	if (v == HBM_DROP) {
 		hbm_obj_drop(skbn);
-		hbm_flow_put(inst, slot, flow, &fk, now);
+		hbm_flow_checkin(inst, slot, flow, &fk, now);
 		reason = pkt.is_tcp || judged > (__s64)hbm_drop_thresh(&cfg, pkt.len) ?
 			 HBM_DROP_THRESH : HBM_DROP_NONTCP;
 		goto drop;
@@ -158,18 +159,18 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	/* Never before the sender's own departure time. */
 	if (tstamp > departure)
 		departure = tstamp;
-	hbm_count_accepted(sch, inst, cls, pkt.len, departure > now);
+	hbm_count_accepted(sch, inst, dr, pkt.len, departure > now);
 
 	skbn->departure = departure;
 	skb = bpf_kptr_xchg(&skbn->skb, skb);
 	if (skb)	/* the node was new: never */
 		bpf_qdisc_skb_drop(skb, to_free);
 	hbm_sched_add(inst, flow, skbn);
-	hbm_flow_put(inst, slot, flow, &fk, now);
+	hbm_flow_checkin(inst, slot, flow, &fk, now);
 	return v == HBM_CN ? NET_XMIT_CN : NET_XMIT_SUCCESS;
 
 drop:
-	hbm_count_drop(cls, reason);
+	hbm_count_drop(dr, reason);
 	sch->qstats.drops++;
 	bpf_qdisc_skb_drop(skb, to_free);
 	return NET_XMIT_DROP;
@@ -239,10 +240,10 @@ int BPF_PROG(hbm_init, struct Qdisc *sch, struct nlattr *opt,
 	     struct netlink_ext_ack *extack)
 {
 	struct hbm_flow_slot empty = {};
-	struct hbm_class zero = {};
+	struct hbm_dev_rate zero = {};
 	struct hbm_flow_key fk;
 	struct hbm_inst inst0 = {};
-	struct hbm_class *cls;
+	struct hbm_dev_rate *dr;
 	struct hbm_config cfg;
 
 	hbm_inst_key_of(sch, &fk.inst);
@@ -259,12 +260,12 @@ int BPF_PROG(hbm_init, struct Qdisc *sch, struct nlattr *opt,
 	if (bpf_map_update_elem(&hbm_flows, &fk, &empty, BPF_NOEXIST))
 		goto undo_inst;
 
-	/* The first instance on a device creates its rate class. */
-	bpf_map_update_elem(&hbm_classes, &fk.inst, &zero, BPF_NOEXIST);
-	cls = bpf_map_lookup_elem(&hbm_classes, &fk.inst);
-	if (!cls)
+	/* The first instance on a device creates its rate state. */
+	bpf_map_update_elem(&hbm_dev_rates, &fk.inst, &zero, BPF_NOEXIST);
+	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
+	if (!dr)
 		goto undo_flow;
-	__sync_fetch_and_add(&cls->instances, 1);
+	__sync_fetch_and_add(&dr->instances, 1);
 	return 0;
 
 undo_flow:
@@ -278,7 +279,7 @@ SEC("struct_ops")
 void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 {
 	struct hbm_flow_key fk;
-	struct hbm_class *cls;
+	struct hbm_dev_rate *dr;
 	struct hbm_inst *inst;
 
 	hbm_inst_key_of(sch, &fk.inst);
@@ -292,14 +293,14 @@ void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 	bpf_map_delete_elem(&hbm_instances, &fk.inst);
 
 	/*
-	 * The last instance on a device takes the rate class with it. The
+	 * The last instance on a device takes the rate state with it. The
 	 * configuration stays for the next `tc qdisc add`, unless the device
 	 * itself is going away: its ifindex, and its namespace's inode number,
 	 * may name another device later, which must not inherit it.
 	 */
-	cls = bpf_map_lookup_elem(&hbm_classes, &fk.inst);
-	if (cls && __sync_fetch_and_sub(&cls->instances, 1) == 1) {
-		bpf_map_delete_elem(&hbm_classes, &fk.inst);
+	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
+	if (dr && __sync_fetch_and_sub(&dr->instances, 1) == 1) {
+		bpf_map_delete_elem(&hbm_dev_rates, &fk.inst);
 		if (sch->dev_queue->dev->reg_state != NETREG_REGISTERED)
 			bpf_map_delete_elem(&hbm_config, &fk.inst);
 	}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * bpf_hbm's flow table (map hbm_flows, shared by all instances) and its
- * garbage collector. A packet's flow is taken out of its slot for the
- * enqueue and put back after it (hbm_flow_get, hbm_flow_put); an emptied
+ * garbage collector. A packet's flow is checked out of its slot for the
+ * enqueue and back in after it (hbm_flow_checkout, hbm_flow_checkin: no
+ * reference is taken or dropped, the slot's is moved); an emptied
  * flow stays in its slot, idle, listed oldest first on its instance's idle
  * list, until the GC frees it: two per new flow, and a pass on the
  * watchdog whether or not packets wait (hbm_gc_tick).
@@ -51,10 +52,10 @@ static __always_inline void hbm_flow_idle(struct hbm_inst *inst,
 }
 
 /* Put a flow back in its table slot; one left empty becomes idle. */
-static __always_inline void hbm_flow_put(struct hbm_inst *inst,
-					 struct hbm_flow_slot *slot,
-					 struct hbm_flow *flow,
-					 struct hbm_flow_key *fk, __u64 now)
+static __always_inline void hbm_flow_checkin(struct hbm_inst *inst,
+					     struct hbm_flow_slot *slot,
+					     struct hbm_flow *flow,
+					     struct hbm_flow_key *fk, __u64 now)
 {
 	struct hbm_flow *ref;
 
@@ -181,14 +182,14 @@ static __always_inline struct hbm_flow *hbm_flow_alloc(void)
 
 /*
  * The packet's flow (@fk: its instance and hash), taken out of its table
- * slot, which *@slotp names for hbm_flow_put: the one it has, or a new
+ * slot, which *@slotp names for hbm_flow_checkin: the one it has, or a new
  * one. When the table is full the packet joins the instance's overflow
  * flow (@fk->hash says so). NULL when no flow can be had; no slot is left
  * behind then.
  */
 static __always_inline struct hbm_flow *
-hbm_flow_get(struct hbm_inst *inst, struct hbm_flow_key *fk, __u64 now,
-	     struct hbm_flow_slot **slotp)
+hbm_flow_checkout(struct hbm_inst *inst, struct hbm_flow_key *fk, __u64 now,
+		  struct hbm_flow_slot **slotp)
 {
 	struct hbm_flow_slot *slot;
 	struct hbm_flow *flow;

@@ -79,7 +79,7 @@ static __always_inline void hbm_sender_of(struct sk_buff *skb,
  * so it drops TAI and realtime stamps as beyond its horizon.
  */
 static __always_inline __u64 hbm_tstamp_of(struct sk_buff *skb,
-					   struct hbm_class *cls, __u64 now)
+					   struct hbm_dev_rate *dr, __u64 now)
 {
 	__u64 t = skb->tstamp, off;
 
@@ -89,20 +89,20 @@ static __always_inline __u64 hbm_tstamp_of(struct sk_buff *skb,
 	case SKB_CLOCK_MONOTONIC:
 		return t;
 	case SKB_CLOCK_TAI:
-		__sync_fetch_and_add(&cls->tstamp_tai, 1);
+		__sync_fetch_and_add(&dr->tstamp_tai, 1);
 		off = bpf_ktime_get_tai_ns() - now;
 		return t > off ? t - off : 0;
 	default:
-		__sync_fetch_and_add(&cls->tstamp_realtime, 1);
+		__sync_fetch_and_add(&dr->tstamp_realtime, 1);
 		return 0;
 	}
 }
 
-static __always_inline void hbm_count_drop(struct hbm_class *cls,
+static __always_inline void hbm_count_drop(struct hbm_dev_rate *dr,
 					   enum hbm_drop_reason reason)
 {
-	if (cls && reason < HBM_DROP_MAX)
-		__sync_fetch_and_add(&cls->drops[reason], 1);
+	if (dr && reason < HBM_DROP_MAX)
+		__sync_fetch_and_add(&dr->drops[reason], 1);
 }
 
 /*
@@ -113,7 +113,7 @@ static __always_inline void hbm_count_drop(struct hbm_class *cls,
  * against the thresholds: the queue's, less the lateness allowance.
  */
 static __always_inline enum hbm_verdict
-hbm_charge(struct hbm_class *cls, const struct hbm_config *cfg,
+hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 	   const struct hbm_pkt *pkt, __u64 now, struct hbm_skb_node *skbn,
 	   __u64 *departure, __s64 *judged)
 {
@@ -123,11 +123,11 @@ hbm_charge(struct hbm_class *cls, const struct hbm_config *cfg,
 	__s64 delta;
 	int guarded;
 
-	bpf_spin_lock(&cls->lock);
+	bpf_spin_lock(&dr->lock);
 	{
-		struct hbm_vq vq = { cls->vq_time, cls->vq_rem };
+		struct hbm_vq vq = { dr->vq_time, dr->vq_rem };
 
-		allow = hbm_late_allowance(cfg->burst_ns, cls->late_ns,
+		allow = hbm_late_allowance(cfg->burst_ns, dr->late_ns,
 					   cfg->flags);
 		delta = hbm_vq_charge(&vq, now, pkt->len, cfg->rate_bps,
 				      cfg->burst_ns + allow, departure);
@@ -136,17 +136,17 @@ hbm_charge(struct hbm_class *cls, const struct hbm_config *cfg,
 		v = hbm_decide(cfg, pkt, *judged, rnd, &guarded);
 		if (v == HBM_DROP)
 			hbm_vq_refund(&vq, pkt->len, cfg->rate_bps);
-		cls->vq_time = vq.time;
-		cls->vq_rem = vq.rem;
+		dr->vq_time = vq.time;
+		dr->vq_rem = vq.rem;
 	}
-	cls->delta_ns = delta;
+	dr->delta_ns = delta;
 	if (v != HBM_PASS)
-		cls->marks++;
+		dr->marks++;
 	if (v == HBM_CN)
-		cls->cn++;
+		dr->cn++;
 	if (guarded)
-		cls->guard_saves++;
-	bpf_spin_unlock(&cls->lock);
+		dr->guard_saves++;
+	bpf_spin_unlock(&dr->lock);
 	return v;
 }
 
@@ -157,12 +157,12 @@ hbm_charge(struct hbm_class *cls, const struct hbm_config *cfg,
  * gives back what it was charged, at the rate of its enqueue: a `set
  * --rate` since then must not leave the clock wrong by the difference.
  */
-static __always_inline void hbm_class_refund(struct hbm_class *cls,
+static __always_inline void hbm_dev_rate_refund(struct hbm_dev_rate *dr,
 					     __u64 charge_ns)
 {
-	bpf_spin_lock(&cls->lock);
-	cls->vq_time -= charge_ns;
-	bpf_spin_unlock(&cls->lock);
+	bpf_spin_lock(&dr->lock);
+	dr->vq_time -= charge_ns;
+	bpf_spin_unlock(&dr->lock);
 }
 
 /*
@@ -174,14 +174,14 @@ static __always_inline void hbm_class_refund(struct hbm_class *cls,
  * shaper's own lateness follows (hbm_late_allowance). Children of one mq
  * may race on the envelope; a lost update only delays it by a sample.
  */
-static __always_inline void hbm_late_record(struct hbm_class *cls, __u64 late)
+static __always_inline void hbm_late_record(struct hbm_dev_rate *dr, __u64 late)
 {
 	__u32 b = hbm_late_bucket(late);
 
 	if (b < HBM_LATE_BUCKETS)
-		__sync_fetch_and_add(&cls->late_hist[b], 1);
-	__sync_fetch_and_add(&cls->late_sum_ns, late);
-	cls->late_ns = hbm_late_track(cls->late_ns, late);
+		__sync_fetch_and_add(&dr->late_hist[b], 1);
+	__sync_fetch_and_add(&dr->late_sum_ns, late);
+	dr->late_ns = hbm_late_track(dr->late_ns, late);
 }
 
 #endif /* HBM_POLICY_BPF_H */

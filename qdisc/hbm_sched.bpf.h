@@ -134,7 +134,7 @@ static __always_inline void hbm_sent(struct Qdisc *sch, struct hbm_inst *inst,
 				     struct sk_buff *skb, __u64 now)
 {
 	__u32 len = hbm_pkt_len(skb);
-	struct hbm_class *cls;
+	struct hbm_dev_rate *dr;
 	__u64 armed;
 
 	sch->q.qlen--;
@@ -142,16 +142,16 @@ static __always_inline void hbm_sent(struct Qdisc *sch, struct hbm_inst *inst,
 	inst->info.qlen--;
 	inst->info.backlog -= len;
 	bpf_qdisc_bstats_update(sch, skb);
-	cls = bpf_map_lookup_elem(&hbm_classes, ik);
-	if (!cls)
+	dr = bpf_map_lookup_elem(&hbm_dev_rates, ik);
+	if (!dr)
 		return;
-	__sync_fetch_and_add(&cls->packets, 1);
-	__sync_fetch_and_add(&cls->bytes, len);
+	__sync_fetch_and_add(&dr->packets, 1);
+	__sync_fetch_and_add(&dr->bytes, len);
 	/* The first packet since the watchdog was set for it. */
 	armed = inst->armed_at;
 	if (armed && now >= armed) {
 		inst->armed_at = 0;
-		hbm_late_record(cls, now - armed);
+		hbm_late_record(dr, now - armed);
 	}
 }
 
@@ -187,7 +187,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 {
 	struct hbm_skb_node *skbn;
 	struct hbm_flow_key fk;
-	struct hbm_class *cls;
+	struct hbm_dev_rate *dr;
 	struct bpf_rb_node *n;
 	struct hbm_flow *flow;
 	struct sk_buff *skb;
@@ -196,7 +196,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 	int i, j;
 
 	fk.inst = *ik;
-	cls = bpf_map_lookup_elem(&hbm_classes, ik);
+	dr = bpf_map_lookup_elem(&hbm_dev_rates, ik);
 	bpf_for(i, 0, HBM_DRAIN_MAX) {
 		n = hbm_inst_pop(inst);
 		if (!n)
@@ -211,8 +211,8 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 			charge = skbn->charge_ns;
 			hbm_obj_drop(skbn);
 			if (skb) {
-				if (cls)
-					hbm_class_refund(cls, charge);
+				if (dr)
+					hbm_dev_rate_refund(dr, charge);
 				bpf_kfree_skb(skb);
 				freed++;
 			}

@@ -117,9 +117,9 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct hbm_dev_key);
-	__type(value, struct hbm_class);
+	__type(value, struct hbm_dev_rate);
 	__uint(max_entries, HBM_MAX_DEVS);
-} hbm_classes SEC(".maps");
+} hbm_dev_rates SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -15,6 +15,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/status.sh"
 repo=$(cd "$here/.." && pwd)
 out=$repo/build/selftests
 kernel=${KERNEL:-7.3}
@@ -83,7 +84,7 @@ report() { # STATUS NAME LOG [NOTE]
 		# Measurements a test reports are shown even when it passes.
 		[ -s "$3" ] && sed -n 's/^REPORT: /# /p' "$3"
 		;;
-	4) skip=$((skip + 1)); echo "ok $num - $2 # SKIP ${4:-}" ;;
+	"$HBM_SKIP") skip=$((skip + 1)); echo "ok $num - $2 # SKIP ${4:-}" ;;
 	*)
 		fail=$((fail + 1))
 		echo "not ok $num - $2${4:+ # $4}"

@@ -8,6 +8,7 @@
 # Addresses come from TEST-NET-1 (RFC 5737) and live only in this VM.
 
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../status.sh"
 
 HBM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HBM=$HBM_REPO/build/bpf-hbm
@@ -99,7 +100,7 @@ assert_ok() { # DESCRIPTION CMD...
 	HBM_FAILED=1
 	return 1
 }
-hbm_skip() { echo "$*"; exit 4; }
+hbm_skip() { echo "$*"; exit "$HBM_SKIP"; }
 hbm_done() { [ "$HBM_FAILED" = 0 ] && exit 0; exit 1; }
 hbm_fatal() { echo "FAIL: $*"; exit 1; }
 

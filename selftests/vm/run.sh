@@ -10,6 +10,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../status.sh"
 out= results=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -35,7 +36,7 @@ for t in "$@"; do
 	st=$?
 	note=
 	[ $st = 124 ] && note="timed out after ${TEST_TIMEOUT:-300}s"
-	[ $st = 4 ] && note=$(tail -n 1 "$log")
+	[ "$st" = "$HBM_SKIP" ] && note=$(tail -n 1 "$log")
 	echo "$st $t $note" >>"$results"
 	echo "vm: test $t: status $st ($(( $(date +%s) - start ))s)"
 	# A test must leave nothing behind for the next one.

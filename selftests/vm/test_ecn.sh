@@ -33,7 +33,7 @@ hbm_veth_setup || hbm_fatal "veth setup"
 # The marker's tcx link(s) on A's device, from bpftool.
 hbm_markers() {
 	inA bpftool -j net show dev "$DEV_A" |
-		jq '[.[0].tc[]? | select(.name == "hbm_mark")] | length'
+		jq '[.[0].tc[]? | select(.name == "hbm_ce")] | length'
 }
 
 # config.ecn (hbm_stat's `// empty` would hide a false)
@@ -42,7 +42,7 @@ hbm_ecn() { inA "$HBM" show "$DEV_A" --json | jq -r '.devices[0].config.ecn'; }
 # A failed marker attach undoes the qdisc and the configuration: a
 # directory where the marker's pin goes makes it fail after the qdisc.
 hbm_load
-pin=/sys/fs/bpf/bpf_hbm/mark-$(inA stat -L -c %i /proc/self/ns/net)-$(inA cat "/sys/class/net/$DEV_A/ifindex")
+pin=/sys/fs/bpf/bpf_hbm/ce-$(inA stat -L -c %i /proc/self/ns/net)-$(inA cat "/sys/class/net/$DEV_A/ifindex")
 # A pin of that name is a marker whose device went with an earlier test's
 # namespace (inode numbers are reused): attach would sweep it, but the
 # directory has to go in first.

@@ -114,7 +114,7 @@ cfg_entries() { # IFINDEX NETNS
 	d=$(bpftool -j map dump pinned "$PIN/hbm_config")
 	[[ $d == *"\"key\":{\"ifindex\":$1,\"netns\":$2}"* ]] && echo 1 || echo 0
 }
-marker_pin() { echo "$PIN/mark-$2-$1"; }	# IFINDEX NETNS
+marker_pin() { echo "$PIN/ce-$2-$1"; }	# IFINDEX NETNS
 tcx_progs() { # DEV: tcx programs on DEV
 	count_lines "$(bpftool net show dev "$1")" "*tcx/*"
 }
@@ -177,8 +177,8 @@ kind_unknown() { # DESCRIPTION: the bpf_hbm kind is not registered
 }
 pins_loaded() { # DESCRIPTION
 	assert_ok "$1: link, maps and marker program pinned" test \
-		-e "$PIN/link" -a -e "$PIN/hbm_config" -a -e "$PIN/hbm_classes" \
-		-a -e "$PIN/hbm_instances" -a -e "$PIN/hbm_mark"
+		-e "$PIN/link" -a -e "$PIN/hbm_config" -a -e "$PIN/hbm_dev_rates" \
+		-a -e "$PIN/hbm_instances" -a -e "$PIN/hbm_ce"
 }
 
 # A's veth (another network namespace for unload, and a device that keeps

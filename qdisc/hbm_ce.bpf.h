@@ -4,8 +4,8 @@
  * the struct_ops): the loader attaches it at tcx egress of each device
  * with bpf_hbm and ECN on.
  */
-#ifndef HBM_MARK_BPF_H
-#define HBM_MARK_BPF_H
+#ifndef HBM_CE_BPF_H
+#define HBM_CE_BPF_H
 
 #include "hbm_policy.bpf.h"
 
@@ -20,28 +20,28 @@
  * every packet on to the next program on the hook.
  */
 SEC("tc")
-int hbm_mark(struct __sk_buff *ctx)
+int hbm_ce(struct __sk_buff *ctx)
 {
 	struct sk_buff *skb = bpf_cast_to_kern_ctx(ctx);
 	struct hbm_dev_key dev;
 	struct hbm_config cfg;
-	struct hbm_class *cls;
+	struct hbm_dev_rate *dr;
 	__s64 delta;
 
 	dev.ifindex = ctx->ifindex;
 	dev.netns = skb->dev->nd_net.net->ns.inum;
-	cls = bpf_map_lookup_elem(&hbm_classes, &dev);
-	if (!cls)
+	dr = bpf_map_lookup_elem(&hbm_dev_rates, &dev);
+	if (!dr)
 		return TCX_NEXT;
 	hbm_config_of(&dev, &cfg);
 	if (!(cfg.flags & HBM_F_ECN))
 		return TCX_NEXT;
-	delta = (__s64)(READ_ONCE(cls->vq_time) - bpf_ktime_get_ns()) -
-		(__s64)hbm_late_allowance(cfg.burst_ns, READ_ONCE(cls->late_ns),
+	delta = (__s64)(READ_ONCE(dr->vq_time) - bpf_ktime_get_ns()) -
+		(__s64)hbm_late_allowance(cfg.burst_ns, READ_ONCE(dr->late_ns),
 					  cfg.flags);
 	if (delta > (__s64)cfg.mark_ns && bpf_skb_ecn_set_ce(ctx))
-		__sync_fetch_and_add(&cls->ce, 1);
+		__sync_fetch_and_add(&dr->ce, 1);
 	return TCX_NEXT;
 }
 
-#endif /* HBM_MARK_BPF_H */
+#endif /* HBM_CE_BPF_H */

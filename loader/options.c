@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The one table of bpf-hbm's options: see options.h. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "options.h"
+#include "units.h"
+
+#define HBM_SHAPING	(HBM_CMD_ATTACH | HBM_CMD_SET)
+#define HBM_SHAPE(opt, arg) \
+	{ NULL, arg, HBM_OPTV_SHAPE + (opt), HBM_SHAPING }
+
+/* Shaping options take their names from config.c (hbm_opt_name). */
+const struct hbm_optdef hbm_optdefs[] = {
+	{ "help", NULL, 'h', HBM_CMD_ALL },
+	{ "verbose", NULL, 'v', HBM_CMD_ALL },
+	{ "flow-idle", "TIME", HBM_OPTV_FLOW_IDLE, HBM_CMD_LOAD },
+	{ "force", NULL, HBM_OPTV_FORCE, HBM_CMD_UNLOAD },
+	HBM_SHAPE(HBM_OPT_RATE, "RATE"),
+	HBM_SHAPE(HBM_OPT_BURST, "TIME"),
+	HBM_SHAPE(HBM_OPT_MARK, "TIME"),
+	HBM_SHAPE(HBM_OPT_DROP, "TIME"),
+	HBM_SHAPE(HBM_OPT_DROP_LARGE, "TIME"),
+	HBM_SHAPE(HBM_OPT_LIMIT, "N"),
+	HBM_SHAPE(HBM_OPT_FLOW_LIMIT, "N"),
+	HBM_SHAPE(HBM_OPT_HORIZON, "TIME"),
+	HBM_SHAPE(HBM_OPT_CN, "on|off"),
+	HBM_SHAPE(HBM_OPT_LATE_CREDIT, "on|off"),
+	{ "ecn", "on|off", HBM_OPTV_ECN, HBM_SHAPING },
+	{ "parent", "root|mq", HBM_OPTV_PARENT, HBM_CMD_ATTACH },
+	{ "replace", NULL, HBM_OPTV_REPLACE, HBM_CMD_ATTACH },
+	{ "json", NULL, HBM_OPTV_JSON, HBM_CMD_SHOW },
+	{ "watch", "SECONDS", HBM_OPTV_WATCH, HBM_CMD_SHOW },
+};
+
+const size_t hbm_n_optdefs = sizeof(hbm_optdefs) / sizeof(hbm_optdefs[0]);
+
+static const char *const hbm_cmd_names[] = {
+	"load", "unload", "attach", "set", "show", "detach",
+};
+
+const char *hbm_cmd_name(unsigned int cmd)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(hbm_cmd_names) / sizeof(hbm_cmd_names[0]); i++)
+		if (cmd == 1U << i)
+			return hbm_cmd_names[i];
+	return NULL;
+}
+
+static const char *hbm_optdef_name(const struct hbm_optdef *d)
+{
+	return d->name ? d->name : hbm_opt_name(d->val - HBM_OPTV_SHAPE);
+}
+
+int hbm_getopt_table(unsigned int cmd, struct option *out, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < hbm_n_optdefs; i++) {
+		const struct hbm_optdef *d = &hbm_optdefs[i];
+
+		if (!(d->cmds & cmd))
+			continue;
+		if (k + 1 >= n)
+			return -1;
+		out[k++] = (struct option){
+			.name = hbm_optdef_name(d),
+			.has_arg = d->arg ? required_argument : no_argument,
+			.val = d->val,
+		};
+	}
+	out[k] = (struct option){};
+	return k;
+}
+
+static void hbm_lower(char *s)
+{
+	for (; *s; s++)
+		*s = tolower((unsigned char)*s);
+}
+
+const char *hbm_opt_default(const struct hbm_optdef *d, unsigned int cmd,
+			    char *buf, size_t len)
+{
+	struct hbm_config c;
+	int opt = d->val - HBM_OPTV_SHAPE;
+
+	hbm_config_default(&c);
+	if (d->val == HBM_OPTV_FLOW_IDLE) {
+		hbm_fmt_time(buf, len, HBM_DEF_FLOW_IDLE_NS);
+		return buf;
+	}
+	if (cmd != HBM_CMD_ATTACH)
+		return NULL;	/* set starts from DEV's configuration */
+	if (d->val == HBM_OPTV_ECN) {
+		snprintf(buf, len, "on");
+		return buf;
+	}
+	if (opt < 0 || opt >= HBM_OPT_MAX)
+		return NULL;
+	switch (opt) {
+	case HBM_OPT_RATE:
+		hbm_fmt_rate(buf, len, c.rate_bps);
+		hbm_lower(buf);		/* as tc and --help write it */
+		break;
+	case HBM_OPT_BURST:
+		hbm_fmt_time(buf, len, c.burst_ns);
+		break;
+	case HBM_OPT_MARK:
+		hbm_fmt_time(buf, len, c.mark_ns);
+		break;
+	case HBM_OPT_DROP:
+		hbm_fmt_time(buf, len, c.drop_ns);
+		break;
+	case HBM_OPT_DROP_LARGE:
+		hbm_fmt_time(buf, len, c.drop_large_ns);
+		break;
+	case HBM_OPT_HORIZON:
+		hbm_fmt_time(buf, len, c.horizon_ns);
+		break;
+	case HBM_OPT_LIMIT:
+		snprintf(buf, len, "%u", c.limit);
+		break;
+	case HBM_OPT_FLOW_LIMIT:
+		snprintf(buf, len, "%u", c.flow_limit);
+		break;
+	case HBM_OPT_CN:
+		snprintf(buf, len, "%s", c.flags & HBM_F_NO_CN ? "off" : "on");
+		break;
+	case HBM_OPT_LATE_CREDIT:
+		snprintf(buf, len, "%s",
+			 c.flags & HBM_F_FIXED_BURST ? "off" : "on");
+		break;
+	default:
+		return NULL;
+	}
+	return buf;
+}

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests for loader/options.c, the one table of bpf-hbm's options:
+ * `bpf-hbm --help`, each command's --help and the README's reference name
+ * every option the table gives a command, with its argument, and say the
+ * default the table derives from include/hbm.h. The loader is run as built
+ * (build/bpf-hbm beside build/tests/), the README read from the repository.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include "../hbm_test.h"
+#include "../../loader/options.h"
+
+static char hbm_build[PATH_MAX];	/* build/, from /proc/self/exe */
+
+static bool hbm_paths_ok(void)
+{
+	ssize_t n = readlink("/proc/self/exe", hbm_build, sizeof(hbm_build) - 1);
+	char *p;
+
+	if (n <= 0)
+		return false;
+	hbm_build[n] = '\0';
+	p = strrchr(hbm_build, '/');	/* .../build/tests/test_options */
+	if (!p)
+		return false;
+	*p = '\0';
+	p = strrchr(hbm_build, '/');	/* .../build/tests */
+	if (!p)
+		return false;
+	*p = '\0';
+	return true;
+}
+
+/* The whole output of a command, or NULL; the caller frees it. */
+static char *hbm_slurp_cmd(const char *cmd)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	FILE *f = popen(cmd, "r");
+
+	if (!f)
+		return NULL;
+	do {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? 2 * cap : 65536;
+			buf = realloc(buf, cap);
+			if (!buf)
+				break;
+		}
+		n = fread(buf + len, 1, 4096, f);
+		len += n;
+	} while (n > 0);
+	if (pclose(f) != 0 || !buf || !len) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+static char *hbm_help_of(const char *cmd)
+{
+	char line[PATH_MAX + 64];
+
+	snprintf(line, sizeof(line), "'%s/bpf-hbm' %s --help", hbm_build,
+		 cmd ? cmd : "");
+	return hbm_slurp_cmd(line);
+}
+
+/* Case-insensitive strstr. */
+static const char *hbm_find(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++)
+		if (!strncasecmp(hay, needle, n))
+			return hay;
+	return NULL;
+}
+
+/*
+ * Where --help describes "--NAME[ ARG]": a line starting (after spaces)
+ * with it. The description runs to the next such line.
+ */
+static const char *hbm_entry(const char *text, const char *name,
+			     const char *arg, size_t *len)
+{
+	char want[64];
+	const char *p = text, *end;
+
+	snprintf(want, sizeof(want), "--%s%s%s", name, arg ? " " : "",
+		 arg ? arg : "");
+	for (; (p = strstr(p, want)); p++) {
+		const char *bol = p;
+
+		while (bol > text && bol[-1] == ' ')
+			bol--;
+		if (bol != text && bol[-1] != '\n')
+			continue;	/* mentioned in prose, not described */
+		end = strstr(p + 1, "\n  --");
+		*len = end ? (size_t)(end - p) : strlen(p);
+		return p;
+	}
+	return NULL;
+}
+
+static bool hbm_says_default(const char *entry, size_t len, const char *def)
+{
+	char want[96], *copy = strndup(entry, len);
+	bool ok;
+
+	snprintf(want, sizeof(want), "default %s", def);
+	ok = copy && hbm_find(copy, want);
+	free(copy);
+	return ok;
+}
+
+static const char *hbm_name(const struct hbm_optdef *d)
+{
+	return d->name ? d->name : hbm_opt_name(d->val - HBM_OPTV_SHAPE);
+}
+
+/* Each command's --help describes its options, with their defaults. */
+static void test_command_help(void)
+{
+	unsigned int bit;
+	size_t i, len;
+	char def[64], tag[96];
+
+	if (!ASSERT_TRUE(hbm_paths_ok(), "build dir"))
+		return;
+	for (bit = 1; bit < HBM_CMD_ALL; bit <<= 1) {
+		const char *cmd = hbm_cmd_name(bit);
+		char *help = hbm_help_of(cmd);
+
+		snprintf(tag, sizeof(tag), "bpf-hbm %s --help", cmd);
+		if (!ASSERT_TRUE(help != NULL, tag))
+			continue;
+		for (i = 0; i < hbm_n_optdefs; i++) {
+			const struct hbm_optdef *d = &hbm_optdefs[i];
+			const char *e;
+
+			if (!(d->cmds & bit) || d->val == 'h' || d->val == 'v')
+				continue;
+			snprintf(tag, sizeof(tag), "%s --help: --%s %s", cmd,
+				 hbm_name(d), d->arg ? d->arg : "");
+			e = hbm_entry(help, hbm_name(d), d->arg, &len);
+			if (!ASSERT_TRUE(e != NULL, tag))
+				continue;
+			if (hbm_opt_default(d, bit, def, sizeof(def)))
+				ASSERT_TRUE(hbm_says_default(e, len, def), tag);
+		}
+		free(help);
+	}
+}
+
+/* `bpf-hbm --help` describes every option, with attach's defaults. */
+static void test_main_help(void)
+{
+	char def[64], tag[96];
+	char *help;
+	size_t i, len;
+
+	if (!ASSERT_TRUE(hbm_paths_ok(), "build dir"))
+		return;
+	help = hbm_help_of(NULL);
+	if (!ASSERT_TRUE(help != NULL, "bpf-hbm --help"))
+		return;
+	for (i = 0; i < hbm_n_optdefs; i++) {
+		const struct hbm_optdef *d = &hbm_optdefs[i];
+		unsigned int cmd = d->cmds & HBM_CMD_ATTACH ? HBM_CMD_ATTACH :
+							      d->cmds;
+		const char *e;
+
+		if (d->val == 'h' || d->val == 'v')
+			continue;
+		snprintf(tag, sizeof(tag), "--help: --%s", hbm_name(d));
+		e = hbm_entry(help, hbm_name(d), d->arg, &len);
+		if (!e) {
+			/* load's and unload's are on their command's line. */
+			ASSERT_TRUE(strstr(help, hbm_name(d)) != NULL, tag);
+			e = strstr(help, hbm_name(d));
+			len = e ? strcspn(e, "\n") + 400 : 0;
+			if (e && len > strlen(e))
+				len = strlen(e);
+		}
+		if (e && hbm_opt_default(d, cmd, def, sizeof(def)))
+			ASSERT_TRUE(hbm_says_default(e, len, def) ||
+				    hbm_find(e, def), tag);
+	}
+	free(help);
+}
+
+/* The README's reference names every option and each default it has. */
+static void test_readme(void)
+{
+	char path[PATH_MAX + 32], def[64], want[64], tag[96];
+	const char *ref, *p;
+	char *readme;
+	size_t i;
+
+	if (!ASSERT_TRUE(hbm_paths_ok(), "build dir"))
+		return;
+	snprintf(path, sizeof(path), "cat '%s/../README.md'", hbm_build);
+	readme = hbm_slurp_cmd(path);
+	if (!ASSERT_TRUE(readme != NULL, "README.md"))
+		return;
+	ref = strstr(readme, "## bpf-hbm reference");
+	if (!ASSERT_TRUE(ref != NULL, "README: the reference section")) {
+		free(readme);
+		return;
+	}
+	for (i = 0; i < hbm_n_optdefs; i++) {
+		const struct hbm_optdef *d = &hbm_optdefs[i];
+		unsigned int cmd = d->cmds & HBM_CMD_ATTACH ? HBM_CMD_ATTACH :
+							      d->cmds;
+
+		if (d->val == 'h' || d->val == 'v')
+			continue;
+		snprintf(want, sizeof(want), "--%s", hbm_name(d));
+		snprintf(tag, sizeof(tag), "README: %s", want);
+		p = strstr(ref, want);
+		if (!ASSERT_TRUE(p != NULL, tag))
+			continue;
+		/* A number, time or rate default follows the name closely. */
+		if (!hbm_opt_default(d, cmd, def, sizeof(def)) ||
+		    !isdigit((unsigned char)def[0]))
+			continue;
+		for (; p; p = strstr(p + 1, want)) {
+			char *near = strndup(p, 60);
+			bool ok = near && hbm_find(near, def);
+
+			free(near);
+			if (ok)
+				break;
+		}
+		ASSERT_TRUE(p != NULL, tag);
+	}
+	free(readme);
+}
+
+/* The table itself: names unique, each command's getopt table fits. */
+static void test_table(void)
+{
+	struct option opts[32];
+	unsigned int bit;
+	size_t i, j;
+
+	for (i = 0; i < hbm_n_optdefs; i++)
+		for (j = i + 1; j < hbm_n_optdefs; j++)
+			ASSERT_TRUE(strcmp(hbm_name(&hbm_optdefs[i]),
+					   hbm_name(&hbm_optdefs[j])) != 0,
+				    hbm_name(&hbm_optdefs[i]));
+	for (bit = 1; bit < HBM_CMD_ALL; bit <<= 1)
+		ASSERT_GE(hbm_getopt_table(bit, opts, 32), 2, hbm_cmd_name(bit));
+	ASSERT_EQ(hbm_getopt_table(HBM_CMD_ATTACH, opts, 3), -1,
+		  "a table too small is refused");
+}
+
+HBM_TEST_MAIN(HBM_TEST(test_table), HBM_TEST(test_command_help),
+	      HBM_TEST(test_main_help), HBM_TEST(test_readme))
