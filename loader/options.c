@@ -50,7 +50,7 @@ const char *hbm_cmd_name(unsigned int cmd)
 	return NULL;
 }
 
-static const char *hbm_optdef_name(const struct hbm_optdef *d)
+const char *hbm_optdef_name(const struct hbm_optdef *d)
 {
 	return d->name ? d->name : hbm_opt_name(d->val - HBM_OPTV_SHAPE);
 }

@@ -48,6 +48,9 @@ struct hbm_optdef {
 extern const struct hbm_optdef hbm_optdefs[];
 extern const size_t hbm_n_optdefs;
 
+/* The option's long name, without dashes (shaping options: config.c's). */
+const char *hbm_optdef_name(const struct hbm_optdef *d);
+
 /* Command names, by bit number of HBM_CMD_*. */
 const char *hbm_cmd_name(unsigned int cmd);
 

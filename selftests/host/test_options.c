@@ -118,11 +118,6 @@ static bool hbm_says_default(const char *entry, size_t len, const char *def)
 	return ok;
 }
 
-static const char *hbm_name(const struct hbm_optdef *d)
-{
-	return d->name ? d->name : hbm_opt_name(d->val - HBM_OPTV_SHAPE);
-}
-
 /* Each command's --help describes its options, with their defaults. */
 static void test_command_help(void)
 {
@@ -146,8 +141,8 @@ static void test_command_help(void)
 			if (!(d->cmds & bit) || d->val == 'h' || d->val == 'v')
 				continue;
 			snprintf(tag, sizeof(tag), "%s --help: --%s %s", cmd,
-				 hbm_name(d), d->arg ? d->arg : "");
-			e = hbm_entry(help, hbm_name(d), d->arg, &len);
+				 hbm_optdef_name(d), d->arg ? d->arg : "");
+			e = hbm_entry(help, hbm_optdef_name(d), d->arg, &len);
 			if (!ASSERT_TRUE(e != NULL, tag))
 				continue;
 			if (hbm_opt_default(d, bit, def, sizeof(def)))
@@ -177,12 +172,12 @@ static void test_main_help(void)
 
 		if (d->val == 'h' || d->val == 'v')
 			continue;
-		snprintf(tag, sizeof(tag), "--help: --%s", hbm_name(d));
-		e = hbm_entry(help, hbm_name(d), d->arg, &len);
+		snprintf(tag, sizeof(tag), "--help: --%s", hbm_optdef_name(d));
+		e = hbm_entry(help, hbm_optdef_name(d), d->arg, &len);
 		if (!e) {
 			/* load's and unload's are on their command's line. */
-			ASSERT_TRUE(strstr(help, hbm_name(d)) != NULL, tag);
-			e = strstr(help, hbm_name(d));
+			ASSERT_TRUE(strstr(help, hbm_optdef_name(d)) != NULL, tag);
+			e = strstr(help, hbm_optdef_name(d));
 			len = e ? strcspn(e, "\n") + 400 : 0;
 			if (e && len > strlen(e))
 				len = strlen(e);
@@ -220,7 +215,7 @@ static void test_readme(void)
 
 		if (d->val == 'h' || d->val == 'v')
 			continue;
-		snprintf(want, sizeof(want), "--%s", hbm_name(d));
+		snprintf(want, sizeof(want), "--%s", hbm_optdef_name(d));
 		snprintf(tag, sizeof(tag), "README: %s", want);
 		p = strstr(ref, want);
 		if (!ASSERT_TRUE(p != NULL, tag))
@@ -251,9 +246,9 @@ static void test_table(void)
 
 	for (i = 0; i < hbm_n_optdefs; i++)
 		for (j = i + 1; j < hbm_n_optdefs; j++)
-			ASSERT_TRUE(strcmp(hbm_name(&hbm_optdefs[i]),
-					   hbm_name(&hbm_optdefs[j])) != 0,
-				    hbm_name(&hbm_optdefs[i]));
+			ASSERT_TRUE(strcmp(hbm_optdef_name(&hbm_optdefs[i]),
+					   hbm_optdef_name(&hbm_optdefs[j])) != 0,
+				    hbm_optdef_name(&hbm_optdefs[i]));
 	for (bit = 1; bit < HBM_CMD_ALL; bit <<= 1)
 		ASSERT_GE(hbm_getopt_table(bit, opts, 32), 2, hbm_cmd_name(bit));
 	ASSERT_EQ(hbm_getopt_table(HBM_CMD_ATTACH, opts, 3), -1,
