@@ -5,6 +5,12 @@
 # VM boot (`make bench`, which runs this inside the VM).
 #
 #   bench/run.sh [--quick] [--out DIR] [--time SECONDS] [--repeat N]
+#                [--arrs "ARR ..."] [--ccs "CC ..."] [--flows "N ..."]
+#                [--rates "MBPS ..."] [--cost-arrs "ARR ..."]
+#
+# The options after --repeat narrow the run to some rows or arrangements
+# (bench/arrange.sh names, e.g. hbm:nocn); an empty --cost-arrs skips the
+# cost runs.
 #
 # Workload, as in HBM's tables: back-to-back RPCs from A to B over a veth
 # pair, one 10 KB RPC flow plus (flows - 1) 1 MB RPC flows (bench/rpc.c,
@@ -25,13 +31,17 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 quick=0 out=$repo/bench/results T=6 R=3
+declare -A narrow=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
 	--out) out=$2; shift 2 ;;
 	--time) T=$2; shift 2 ;;
 	--repeat) R=$2; shift 2 ;;
-	*) echo "usage: $0 [--quick] [--out DIR] [--time S] [--repeat N]" >&2; exit 2 ;;
+	--arrs|--ccs|--flows|--rates|--cost-arrs)
+		[ $# -ge 2 ] || { sed -n '7,9p' "$0" >&2; exit 2; }
+		narrow[$1]=$2; shift 2 ;;
+	*) sed -n '7,9p' "$0" >&2; exit 2 ;;
 	esac
 done
 if [ $quick = 1 ]; then
@@ -42,6 +52,11 @@ else
 	ARRS="hbm htb fqedt" CCS="cubic dctcp" FLOWS="2 4" RATES="200 1000"
 	COST_ARRS="fq hbm htb fqedt none" COST_FLOWS="1 1000 10000" COST_T=3
 fi
+[ -v "narrow[--arrs]" ] && ARRS=${narrow[--arrs]}
+[ -v "narrow[--ccs]" ] && CCS=${narrow[--ccs]}
+[ -v "narrow[--flows]" ] && FLOWS=${narrow[--flows]}
+[ -v "narrow[--rates]" ] && RATES=${narrow[--rates]}
+[ -v "narrow[--cost-arrs]" ] && COST_ARRS=${narrow[--cost-arrs]}
 COST_RATE=100000	# Mbit/s: far above what the VM forwards
 mkdir -p "$out"
 set -- # lib.sh reads $0 only
@@ -116,7 +131,7 @@ one() {
 }
 
 {
-	echo "command: make bench${QUICK:+ QUICK=1} (bench/run.sh $([ $quick = 1 ] && echo --quick) --time $T --repeat $R)"
+	echo "command: make bench${QUICK:+ QUICK=1} (bench/run.sh $([ $quick = 1 ] && echo --quick) --time $T --repeat $R${narrow[*]:+, narrowed to arrangements '$ARRS', cc '$CCS', flows '$FLOWS', rates '$RATES', cost '$COST_ARRS'})"
 	echo "kernel: $(uname -r)"
 	echo "vm: $(nproc) vCPUs, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo), $(grep -qw hypervisor /proc/cpuinfo && echo "QEMU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'))")"
 	echo "date: $(date -u +%FT%TZ)"
@@ -179,6 +194,8 @@ done
 
 bench_end || { echo "bench: couldn't unload bpf_hbm" >&2; errors=$((errors + 1)); }
 "$here/table.sh" "$csv" "$cost_csv" >"$out/table.md"
-"$here/plot.sh" "$out" || errors=$((errors + 1))
+if [ -n "$COST_ARRS" ]; then
+	"$here/plot.sh" "$out" || errors=$((errors + 1))
+fi
 cat "$out/meta.txt" "$out/table.md"
 [ "$errors" = 0 ] || { echo "bench: $errors runs had errors" >&2; exit 1; }

@@ -15,7 +15,7 @@
 #include <linux/bpf.h>		/* struct bpf_spin_lock */
 #endif
 
-#define HBM_ABI_VERSION		4
+#define HBM_ABI_VERSION		5
 
 #define HBM_NSEC_PER_USEC	1000ULL
 #define HBM_NSEC_PER_SEC	1000000000ULL
@@ -141,6 +141,7 @@ struct hbm_dev_rate {
 	__u64 late_hist[HBM_LATE_BUCKETS];
 	__u64 tstamp_tai;	/* departure stamps on CLOCK_TAI, converted */
 	__u64 tstamp_realtime;	/* ... on CLOCK_REALTIME, not honoured */
+	__u64 fastpath;		/* due on arrival into an empty instance */
 };
 
 /* One qdisc instance: the root, or one mq child (map hbm_instances). */

@@ -3,6 +3,7 @@
  * The load and unload commands: bpf_hbm's kind registered and pinned, or
  * gone (with --force, after detaching it from this namespace's devices).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -105,6 +106,7 @@ int hbm_cmd_unload(bool force)
 	enum hbm_state state;
 	char list[1024];
 	__u32 own;
+	int err;
 
 	if (hbm_own_netns(&own) || hbm_bpf_state(&state))
 		goto fail;
@@ -113,8 +115,19 @@ int hbm_cmd_unload(bool force)
 		return HBM_EXIT_OK;
 	}
 	if (state == HBM_LOADED) {
-		if (hbm_maps_open(&maps) ||
-		    hbm_dev_keys(maps.rates, &keys, &n))
+		err = hbm_maps_open(&maps);
+		if (err == -EPROTO && force) {
+			/*
+			 * Another bpf-hbm's pins (its ABI): its maps cannot be
+			 * read, so its devices cannot be found. Remove the
+			 * pins, as the error that sent the user here says;
+			 * its qdiscs keep running until deleted.
+			 */
+			hbm_note("the pins in %s are another version's (not ABI %d): removing them without detaching; its qdiscs run until deleted (tc qdisc del)",
+				 hbm_pin_dir(), HBM_ABI_VERSION);
+			goto unpin;
+		}
+		if (err || hbm_dev_keys(maps.rates, &keys, &n))
 			goto fail;
 		hbm_dev_list(list, sizeof(list), keys, n, own);
 		if (n && !force) {
@@ -136,6 +149,7 @@ int hbm_cmd_unload(bool force)
 			hbm_ecn_off_all(&maps, keys, n);
 		}
 	}
+unpin:
 	hbm_maps_close(&maps);
 	if (hbm_bpf_unload())
 		goto fail;

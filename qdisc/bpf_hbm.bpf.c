@@ -108,7 +108,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	struct hbm_config cfg;
 	struct hbm_inst *inst;
 	struct hbm_flow *flow;
-	__u64 now, departure, tstamp;
+	__u64 now, departure, tstamp, charge;
 	enum hbm_verdict v;
 	__s64 judged;
 
@@ -129,6 +129,24 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (hbm_beyond_horizon(tstamp, now, cfg.horizon_ns))
 		goto drop;
 
+	pkt.len = hbm_pkt_len(skb);
+	hbm_sender_of(skb, &pkt, cfg.flags);
+
+	if (hbm_sched_fast_ok(inst, dr, tstamp, now)) {
+		v = hbm_charge(dr, &cfg, &pkt, now, &charge, &departure,
+			       &judged);
+		if (v == HBM_DROP)
+			goto drop_verdict;
+		if (tstamp > departure)
+			departure = tstamp;
+		hbm_count_accepted(sch, inst, dr, pkt.len, departure > now);
+		__sync_fetch_and_add(&dr->fastpath, 1);
+		skb = hbm_sched_fast_add(inst, skb, departure, charge);
+		if (skb)	/* the slot held one after all: never */
+			bpf_qdisc_skb_drop(skb, to_free);
+		return v == HBM_CN ? NET_XMIT_CN : NET_XMIT_SUCCESS;
+	}
+
 	reason = HBM_DROP_NOMEM;
 	fk.hash = bpf_skb_get_hash(skb);
 	flow = hbm_flow_checkout(inst, &fk, now, &slot);
@@ -145,15 +163,11 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		goto drop;
 	}
 
-	pkt.len = hbm_pkt_len(skb);
-	hbm_sender_of(skb, &pkt, cfg.flags);
-	v = hbm_charge(dr, &cfg, &pkt, now, skbn, &departure, &judged);
+	v = hbm_charge(dr, &cfg, &pkt, now, &charge, &departure, &judged);
 	if (v == HBM_DROP) {
 		hbm_obj_drop(skbn);
 		hbm_flow_checkin(inst, slot, flow, &fk, now);
-		reason = pkt.is_tcp || judged > (__s64)hbm_drop_thresh(&cfg, pkt.len) ?
-			 HBM_DROP_THRESH : HBM_DROP_NONTCP;
-		goto drop;
+		goto drop_verdict;
 	}
 
 	/* Never before the sender's own departure time. */
@@ -162,6 +176,7 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	hbm_count_accepted(sch, inst, dr, pkt.len, departure > now);
 
 	skbn->departure = departure;
+	skbn->charge_ns = charge;
 	skb = bpf_kptr_xchg(&skbn->skb, skb);
 	if (skb)	/* the node was new: never */
 		bpf_qdisc_skb_drop(skb, to_free);
@@ -169,6 +184,9 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	hbm_flow_checkin(inst, slot, flow, &fk, now);
 	return v == HBM_CN ? NET_XMIT_CN : NET_XMIT_SUCCESS;
 
+drop_verdict:
+	reason = pkt.is_tcp || judged > (__s64)hbm_drop_thresh(&cfg, pkt.len) ?
+		 HBM_DROP_THRESH : HBM_DROP_NONTCP;
 drop:
 	hbm_count_drop(dr, reason);
 	sch->qstats.drops++;
@@ -191,6 +209,23 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 		return NULL;
 
 	now = bpf_ktime_get_ns();
+	if (inst->fast_qlen) {
+		/* Nothing queued before it: the earliest packet there is. */
+		at = inst->fast_departure;
+		if (at > now) {
+			hbm_sched_wait(sch, inst, &ik, now, at);
+			return NULL;
+		}
+		skb = hbm_sched_fast_take(inst);
+		if (skb) {
+			hbm_sent(sch, inst, &ik, skb, now);
+			return skb;
+		}
+	}
+	if (!inst->info.flows) {
+		hbm_sched_quiet(sch, inst, &ik, now);
+		return NULL;
+	}
 	bpf_spin_lock(&inst->lock);
 	n = bpf_rbtree_first(&inst->flows);
 	if (!n) {

@@ -33,12 +33,19 @@ int hbm_ce(struct __sk_buff *ctx)
 	dr = bpf_map_lookup_elem(&hbm_dev_rates, &dev);
 	if (!dr)
 		return TCX_NEXT;
+	/*
+	 * A clock not ahead of now is no queue, below any mark threshold:
+	 * the configuration need not be looked up (the common case below
+	 * the rate).
+	 */
+	delta = (__s64)(READ_ONCE(dr->vq_time) - bpf_ktime_get_ns());
+	if (delta <= 0)
+		return TCX_NEXT;
 	hbm_config_of(&dev, &cfg);
 	if (!(cfg.flags & HBM_F_ECN))
 		return TCX_NEXT;
-	delta = (__s64)(READ_ONCE(dr->vq_time) - bpf_ktime_get_ns()) -
-		(__s64)hbm_late_allowance(cfg.burst_ns, READ_ONCE(dr->late_ns),
-					  cfg.flags);
+	delta -= (__s64)hbm_late_allowance(cfg.burst_ns, READ_ONCE(dr->late_ns),
+					   cfg.flags);
 	if (delta > (__s64)cfg.mark_ns && bpf_skb_ecn_set_ce(ctx))
 		__sync_fetch_and_add(&dr->ce, 1);
 	return TCX_NEXT;

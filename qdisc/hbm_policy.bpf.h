@@ -108,20 +108,32 @@ static __always_inline void hbm_count_drop(struct hbm_dev_rate *dr,
 /*
  * Charge a packet to the device's virtual queue and give HBM's verdict on
  * it, with the departure the clock gives it and what it cost the clock
- * (@skbn->charge_ns, given back if it is purged before it leaves). A
+ * (@charge, given back if it is purged before it leaves). A
  * dropped packet's slot is given back at once. @judged is the delay judged
  * against the thresholds: the queue's, less the lateness allowance.
  */
 static __always_inline enum hbm_verdict
 hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
-	   const struct hbm_pkt *pkt, __u64 now, struct hbm_skb_node *skbn,
+	   const struct hbm_pkt *pkt, __u64 now, __u64 *charge,
 	   __u64 *departure, __s64 *judged)
 {
-	__u32 rnd = bpf_get_prandom_u32();	/* no helper under the lock */
 	enum hbm_verdict v;
 	__u64 allow;
 	__s64 delta;
 	int guarded;
+	__u32 rnd;
+
+	/*
+	 * The CN roll needs a random number only over the mark threshold,
+	 * and no helper may run under the lock: the clock read unlocked
+	 * (exact under a root qdisc; mq children may race for it) says
+	 * whether to draw one. A packet a race takes over the threshold
+	 * rolls on the clock's low bits instead.
+	 */
+	if ((__s64)(READ_ONCE(dr->vq_time) - now) > (__s64)cfg->mark_ns)
+		rnd = bpf_get_prandom_u32();
+	else
+		rnd = (__u32)now;
 
 	bpf_spin_lock(&dr->lock);
 	{
@@ -131,7 +143,7 @@ hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 					   cfg->flags);
 		delta = hbm_vq_charge(&vq, now, pkt->len, cfg->rate_bps,
 				      cfg->burst_ns + allow, departure);
-		skbn->charge_ns = vq.time - *departure;
+		*charge = vq.time - *departure;
 		*judged = delta - (__s64)allow;
 		v = hbm_decide(cfg, pkt, *judged, rnd, &guarded);
 		if (v == HBM_DROP)

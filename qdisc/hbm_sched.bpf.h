@@ -4,8 +4,16 @@
  * holds its packets in an rbtree ordered by departure time; each instance
  * holds its backlogged flows in an rbtree keyed by their head's departure,
  * so that dequeue looks at one node and either sends its head or sets the
- * watchdog for exactly its time (or earlier, for a GC pass). The interface
- * the struct_ops use: hbm_sched_add, hbm_sched_take, hbm_sched_wait,
+ * watchdog for exactly its time (or earlier, for a GC pass).
+ *
+ * A packet that is due when it arrives at an instance holding nothing
+ * takes the fast path instead: it waits in the instance's one-packet slot,
+ * ahead of every flow, and needs no flow and no node (sch_fq's fast path,
+ * which sends such packets from an internal flow). Being due, it has no
+ * departure to keep, and nothing queued can be owed the link before it.
+ *
+ * The interface the struct_ops use: hbm_sched_fast_ok, hbm_sched_fast_add,
+ * hbm_sched_fast_take, hbm_sched_add, hbm_sched_take, hbm_sched_wait,
  * hbm_sched_quiet, hbm_sent and hbm_purge.
  */
 #ifndef HBM_SCHED_BPF_H
@@ -13,6 +21,42 @@
 
 #include "hbm_policy.bpf.h"
 #include "hbm_flows.bpf.h"
+
+/*
+ * Whether a packet may take the fast path: the instance holds nothing (no
+ * backlogged flow, an empty slot) and the packet is due, its own stamp and
+ * the device's clock (read unlocked: mq children race for it, so its
+ * departure may turn out a little later, which dequeue honours) at or
+ * before @now.
+ */
+static __always_inline bool hbm_sched_fast_ok(struct hbm_inst *inst,
+					      struct hbm_dev_rate *dr,
+					      __u64 tstamp, __u64 now)
+{
+	return !inst->info.flows && !inst->fast_qlen && tstamp <= now &&
+	       READ_ONCE(dr->vq_time) <= now;
+}
+
+/*
+ * Put @skb in the fast slot (hbm_sched_fast_ok said it is empty). Returns
+ * what the slot held before: NULL, unless the slot and its count disagree.
+ */
+static __always_inline struct sk_buff *
+hbm_sched_fast_add(struct hbm_inst *inst, struct sk_buff *skb,
+		   __u64 departure, __u64 charge)
+{
+	inst->fast_departure = departure;
+	inst->fast_charge = charge;
+	inst->fast_qlen = 1;
+	return bpf_kptr_xchg(&inst->fast, skb);
+}
+
+/* Take the fast slot's packet, or NULL. */
+static __always_inline struct sk_buff *hbm_sched_fast_take(struct hbm_inst *inst)
+{
+	inst->fast_qlen = 0;
+	return bpf_kptr_xchg(&inst->fast, NULL);
+}
 
 /*
  * Queue @skbn (its skb and departure set) in @flow; a flow that just
@@ -197,6 +241,14 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 
 	fk.inst = *ik;
 	dr = bpf_map_lookup_elem(&hbm_dev_rates, ik);
+	charge = inst->fast_charge;
+	skb = hbm_sched_fast_take(inst);
+	if (skb) {
+		if (dr)
+			hbm_dev_rate_refund(dr, charge);
+		bpf_kfree_skb(skb);
+		freed++;
+	}
 	bpf_for(i, 0, HBM_DRAIN_MAX) {
 		n = hbm_inst_pop(inst);
 		if (!n)

@@ -105,6 +105,15 @@ struct hbm_inst {
 	__u64 gc_next;			/* the next pass while quiet */
 	__u64 gc_armed;			/* gc_next the watchdog is set for */
 	__u64 armed_at;			/* the departure it is set for, or 0 */
+	/*
+	 * The fast path: a packet that arrived due while the instance held
+	 * nothing waits here, ahead of every flow, without a flow or a node
+	 * (sch_fq's internal flow, one packet deep).
+	 */
+	struct sk_buff __kptr *fast;
+	__u64 fast_departure;
+	__u64 fast_charge;		/* what it cost the virtual clock */
+	__u32 fast_qlen;		/* 0 or 1 */
 };
 
 struct {

@@ -3,7 +3,8 @@
 #
 # After `bpf-hbm load`, plain `tc qdisc add ... bpf_hbm` works on this kernel
 # (the verifier accepted every program), passes traffic, and its own
-# counters (tc -s qdisc) account for exactly what the peer received.
+# counters (tc -s qdisc) account for exactly what the peer received; a
+# ping, due at an empty qdisc, takes the fast path.
 . "$(dirname "$0")/lib.sh"
 
 hbm_veth_setup || hbm_fatal "veth setup"
@@ -21,6 +22,8 @@ sent=$(hbm_qdisc packets)
 assert_ge "$sent" 250 "qdisc counted the pings and datagrams it sent"
 assert_eq "$sent" "$rx" "every packet the qdisc sent arrived (sent vs peer rx)"
 assert_eq "$(hbm_qdisc drops)" 0 "none dropped at 1 Gbit/s"
+fast=$(hbm_stat stats.fastpath)
+assert_ge "${fast:--1}" 50 "each ping, due at an empty qdisc, took the fast path ($fast)"
 
 inB iperf3 -s -1 -D >/dev/null 2>&1
 sleep 0.3
