@@ -22,8 +22,12 @@ RATE=${RATE:-500}	# Mbit/s
 SECS=${HBM_ECN_SECS:-5}	# seconds per run
 # Goodput floor, % of the ceiling: at 500 Mbit/s a 2-core TCG host measured
 # 79-85% (DCTCP) and 78-82% (cubic) with a 2 ms burst, before the defaults
-# had the allowance for the watchdog's lateness; a quieter one 95% or more.
-FLOOR=${HBM_RATE_FLOOR:-75}
+# had the allowance for the watchdog's lateness, and 82-86% at the defaults
+# since; a quieter one 95% or more. At this rate the VM's two CPUs limit
+# every arrangement (htb 64-80%, fq+EDT 46-62% in bench/results/rate.md),
+# so the floor is test_rate_tcp's for 500 Mbit/s: it catches a stall or a
+# halved rate, not the emulator's load.
+FLOOR=${HBM_RATE_FLOOR_500:-60}
 # Drop bound for cubic, % of packets: 1.1-1.7% on that host at HBM's fixed
 # thresholds (the allowance raises them by the lateness beyond the burst).
 CUBIC_DROPS=${HBM_CUBIC_DROPS:-3}
