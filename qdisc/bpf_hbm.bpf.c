@@ -53,12 +53,15 @@
  *
  * The packet path, and where each step lives:
  *  hbm_enqueue (here): the instance, rate state and configuration; the limit
- *    and the horizon (hbm_tstamp_of, hbm_policy.bpf.h); the packet's flow
- *    (hbm_flow_checkout, hbm_flows.bpf.h); the charge and HBM's verdict
- *    (hbm_charge, hbm_policy.bpf.h); the packet queued in its flow
- *    (hbm_sched_add, hbm_sched.bpf.h).
- *  hbm_dequeue (here): the earliest backlogged flow; its head sent
- *    (hbm_sched_take, hbm_sent) or the watchdog set (hbm_sched_wait,
+ *    and the horizon (hbm_tstamp_of, hbm_policy.bpf.h); then either the
+ *    fast path, for a packet due at an instance holding nothing
+ *    (hbm_enqueue_fast: the charge and HBM's verdict, hbm_charge in
+ *    hbm_policy.bpf.h; the slot, hbm_sched_fast_add in hbm_sched.bpf.h),
+ *    or its flow (hbm_enqueue_flow: hbm_flow_checkout, hbm_flows.bpf.h;
+ *    hbm_charge; the packet queued in its flow, hbm_sched_add).
+ *  hbm_dequeue (here): the fast slot's packet, else the earliest
+ *    backlogged flow; its head sent (hbm_sched_fast_take or
+ *    hbm_sched_take, hbm_sent) or the watchdog set (hbm_sched_wait,
  *    hbm_sched_quiet), all in hbm_sched.bpf.h.
  *  hbm_reset, hbm_destroy (here): hbm_purge (hbm_sched.bpf.h).
  *  hbm_state.bpf.h holds the objects and maps; hbm_ce.bpf.h the tcx ECN
@@ -95,85 +98,96 @@ static __always_inline void hbm_count_accepted(struct Qdisc *sch,
 	inst->info.backlog += len;
 }
 
-SEC("struct_ops")
-int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
-	     struct bpf_sk_buff_ptr *to_free)
+/* Drop @skb, counted under @reason (@dr may be NULL). */
+static __always_inline int hbm_drop(struct Qdisc *sch, struct hbm_dev_rate *dr,
+				    struct sk_buff *skb,
+				    struct bpf_sk_buff_ptr *to_free,
+				    enum hbm_drop_reason reason)
 {
-	enum hbm_drop_reason reason = HBM_DROP_NOMEM;
-	struct hbm_dev_rate *dr = NULL;
-	struct hbm_flow_slot *slot;
-	struct hbm_skb_node *skbn;
-	struct hbm_pkt pkt = {};
-	struct hbm_flow_key fk;
-	struct hbm_config cfg;
-	struct hbm_inst *inst;
-	struct hbm_flow *flow;
-	__u64 now, departure, tstamp, charge;
+	hbm_count_drop(dr, reason);
+	sch->qstats.drops++;
+	bpf_qdisc_skb_drop(skb, to_free);
+	return NET_XMIT_DROP;
+}
+
+/* What HBM's drop verdict is counted as: over drop, or non-TCP over mark. */
+static __always_inline enum hbm_drop_reason
+hbm_verdict_reason(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
+		   __s64 judged)
+{
+	return pkt->is_tcp || judged > (__s64)hbm_drop_thresh(cfg, pkt->len) ?
+	       HBM_DROP_THRESH : HBM_DROP_NONTCP;
+}
+
+/* The fast path (hbm_sched_fast_ok said so): charged, then the slot. */
+static __always_inline int
+hbm_enqueue_fast(struct Qdisc *sch, struct hbm_inst *inst,
+		 struct hbm_dev_rate *dr, const struct hbm_config *cfg,
+		 const struct hbm_pkt *pkt, struct sk_buff *skb,
+		 struct bpf_sk_buff_ptr *to_free, __u64 now, __u64 tstamp)
+{
+	__u64 departure, charge;
 	enum hbm_verdict v;
 	__s64 judged;
 
-	hbm_inst_key_of(sch, &fk.inst);
-	inst = bpf_map_lookup_elem(&hbm_instances, &fk.inst);
-	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
-	if (!inst || !dr)
-		goto drop;
-	hbm_config_of((struct hbm_dev_key *)&fk.inst, &cfg);
+	v = hbm_charge(dr, cfg, pkt, now, &charge, &departure, &judged);
+	if (v == HBM_DROP)
+		return hbm_drop(sch, dr, skb, to_free,
+				hbm_verdict_reason(cfg, pkt, judged));
+	if (tstamp > departure)
+		departure = tstamp;
+	hbm_count_accepted(sch, inst, dr, pkt->len, departure > now);
+	__sync_fetch_and_add(&dr->fastpath, 1);
+	skb = hbm_sched_fast_add(inst, skb, departure, charge);
+	if (skb)	/* the slot held one after all: never */
+		bpf_qdisc_skb_drop(skb, to_free);
+	return v == HBM_CN ? NET_XMIT_CN : NET_XMIT_SUCCESS;
+}
 
-	reason = HBM_DROP_LIMIT;
-	if (sch->q.qlen >= cfg.limit)
-		goto drop;
+/*
+ * The packet in its flow: the flow checked out of the table (or a new
+ * one), the flow limit, a node for the skb, the charge, the node queued.
+ */
+static __always_inline int
+hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
+		 struct hbm_dev_rate *dr, const struct hbm_config *cfg,
+		 const struct hbm_pkt *pkt, struct sk_buff *skb,
+		 struct bpf_sk_buff_ptr *to_free, struct hbm_flow_key *fk,
+		 __u64 now, __u64 tstamp)
+{
+	struct hbm_flow_slot *slot;
+	struct hbm_skb_node *skbn;
+	__u64 departure, charge;
+	struct hbm_flow *flow;
+	enum hbm_verdict v;
+	__s64 judged;
 
-	now = bpf_ktime_get_ns();
-	tstamp = hbm_tstamp_of(skb, dr, now);
-	reason = HBM_DROP_HORIZON;
-	if (hbm_beyond_horizon(tstamp, now, cfg.horizon_ns))
-		goto drop;
-
-	pkt.len = hbm_pkt_len(skb);
-	hbm_sender_of(skb, &pkt, cfg.flags);
-
-	if (hbm_sched_fast_ok(inst, dr, tstamp, now)) {
-		v = hbm_charge(dr, &cfg, &pkt, now, &charge, &departure,
-			       &judged);
-		if (v == HBM_DROP)
-			goto drop_verdict;
-		if (tstamp > departure)
-			departure = tstamp;
-		hbm_count_accepted(sch, inst, dr, pkt.len, departure > now);
-		__sync_fetch_and_add(&dr->fastpath, 1);
-		skb = hbm_sched_fast_add(inst, skb, departure, charge);
-		if (skb)	/* the slot held one after all: never */
-			bpf_qdisc_skb_drop(skb, to_free);
-		return v == HBM_CN ? NET_XMIT_CN : NET_XMIT_SUCCESS;
-	}
-
-	reason = HBM_DROP_NOMEM;
-	fk.hash = bpf_skb_get_hash(skb);
-	flow = hbm_flow_checkout(inst, &fk, now, &slot);
+	fk->hash = bpf_skb_get_hash(skb);
+	flow = hbm_flow_checkout(inst, fk, now, &slot);
 	if (!flow)
-		goto drop;
-	if (!hbm_is_overflow(fk.hash) && flow->qlen >= cfg.flow_limit) {
-		hbm_flow_checkin(inst, slot, flow, &fk, now);
-		reason = HBM_DROP_FLOW_LIMIT;
-		goto drop;
+		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_NOMEM);
+	if (!hbm_is_overflow(fk->hash) && flow->qlen >= cfg->flow_limit) {
+		hbm_flow_checkin(inst, slot, flow, fk, now);
+		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_FLOW_LIMIT);
 	}
 	skbn = hbm_obj_new(struct hbm_skb_node);
 	if (!skbn) {
-		hbm_flow_checkin(inst, slot, flow, &fk, now);
-		goto drop;
+		hbm_flow_checkin(inst, slot, flow, fk, now);
+		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_NOMEM);
 	}
 
-	v = hbm_charge(dr, &cfg, &pkt, now, &charge, &departure, &judged);
+	v = hbm_charge(dr, cfg, pkt, now, &charge, &departure, &judged);
 	if (v == HBM_DROP) {
 		hbm_obj_drop(skbn);
-		hbm_flow_checkin(inst, slot, flow, &fk, now);
-		goto drop_verdict;
+		hbm_flow_checkin(inst, slot, flow, fk, now);
+		return hbm_drop(sch, dr, skb, to_free,
+				hbm_verdict_reason(cfg, pkt, judged));
 	}
 
 	/* Never before the sender's own departure time. */
 	if (tstamp > departure)
 		departure = tstamp;
-	hbm_count_accepted(sch, inst, dr, pkt.len, departure > now);
+	hbm_count_accepted(sch, inst, dr, pkt->len, departure > now);
 
 	skbn->departure = departure;
 	skbn->charge_ns = charge;
@@ -181,17 +195,42 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (skb)	/* the node was new: never */
 		bpf_qdisc_skb_drop(skb, to_free);
 	hbm_sched_add(inst, flow, skbn);
-	hbm_flow_checkin(inst, slot, flow, &fk, now);
+	hbm_flow_checkin(inst, slot, flow, fk, now);
 	return v == HBM_CN ? NET_XMIT_CN : NET_XMIT_SUCCESS;
+}
 
-drop_verdict:
-	reason = pkt.is_tcp || judged > (__s64)hbm_drop_thresh(&cfg, pkt.len) ?
-		 HBM_DROP_THRESH : HBM_DROP_NONTCP;
-drop:
-	hbm_count_drop(dr, reason);
-	sch->qstats.drops++;
-	bpf_qdisc_skb_drop(skb, to_free);
-	return NET_XMIT_DROP;
+SEC("struct_ops")
+int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
+	     struct bpf_sk_buff_ptr *to_free)
+{
+	struct hbm_pkt pkt = {};
+	struct hbm_dev_rate *dr;
+	struct hbm_flow_key fk;
+	struct hbm_config cfg;
+	struct hbm_inst *inst;
+	__u64 now, tstamp;
+
+	hbm_inst_key_of(sch, &fk.inst);
+	inst = bpf_map_lookup_elem(&hbm_instances, &fk.inst);
+	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
+	if (!inst || !dr)
+		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_NOMEM);
+	hbm_config_of((struct hbm_dev_key *)&fk.inst, &cfg);
+	if (sch->q.qlen >= cfg.limit)
+		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_LIMIT);
+
+	now = bpf_ktime_get_ns();
+	tstamp = hbm_tstamp_of(skb, dr, now);
+	if (hbm_beyond_horizon(tstamp, now, cfg.horizon_ns))
+		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_HORIZON);
+
+	pkt.len = hbm_pkt_len(skb);
+	hbm_sender_of(skb, &pkt, cfg.flags);
+	if (hbm_sched_fast_ok(inst, dr, tstamp, now))
+		return hbm_enqueue_fast(sch, inst, dr, &cfg, &pkt, skb, to_free,
+					now, tstamp);
+	return hbm_enqueue_flow(sch, inst, dr, &cfg, &pkt, skb, to_free, &fk,
+				now, tstamp);
 }
 
 SEC("struct_ops")
