@@ -9,8 +9,9 @@
  * A packet that is due when it arrives at an instance holding nothing
  * takes the fast path instead: it waits in the instance's one-packet slot,
  * ahead of every flow, and needs no flow and no node (sch_fq's fast path,
- * which sends such packets from an internal flow). Being due, it has no
- * departure to keep, and nothing queued can be owed the link before it.
+ * which sends such packets from an internal flow). Nothing queued can be
+ * owed the link before it; its departure is kept all the same, for the
+ * rare one that an mq sibling's charge made a little later than due.
  *
  * The interface the struct_ops use: hbm_sched_fast_ok, hbm_sched_fast_add,
  * hbm_sched_fast_take, hbm_sched_add, hbm_sched_take, hbm_sched_wait,

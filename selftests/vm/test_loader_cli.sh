@@ -556,6 +556,22 @@ tc qdisc del dev "$DEVQ" root
 
 hbm_run inA "$HBM" unload --force
 expect 0 "bpf-hbm: detached $DEV_A" "final unload --force" "bpf-hbm: unloaded bpf_hbm"
+assert_ok "nothing pinned after unload --force" test ! -e "$PIN"
+
+# Pins of another bpf-hbm's layout (an upgrade): the error names unload
+# --force, and unload --force removes them.
+"$HBM" load >/dev/null || hbm_fatal "load"
+rm "$PIN/hbm_dev_rates"
+bpftool map create "$PIN/hbm_dev_rates" type hash key 8 value 8 entries 1 \
+	name hbm_dev_rates || hbm_fatal "bpftool map create"
+hbm_run "$HBM" show
+assert_eq "$rc" 1 "show on another layout's pins: exit 1"
+assert_ok "... saying to run unload --force ($err)" \
+	grep -q "does not have the layout .*run bpf-hbm unload --force" "/tmp/$HBM_TEST.err"
+hbm_run "$HBM" unload --force
+assert_eq "$rc" 0 "unload --force on another layout's pins: exit 0 ($err)"
+assert_str "$out" "bpf-hbm: unloaded bpf_hbm" "... unloaded"
+assert_ok "... saying it did not detach" grep -q "another version's" "/tmp/$HBM_TEST.err"
 assert_ok "nothing pinned at the end" test ! -e "$PIN"
 hbm_report "$SECONDS s"
 hbm_done
