@@ -15,7 +15,7 @@
 #include <linux/bpf.h>		/* struct bpf_spin_lock */
 #endif
 
-#define HBM_ABI_VERSION		5
+#define HBM_ABI_VERSION		6
 
 #define HBM_NSEC_PER_USEC	1000ULL
 #define HBM_NSEC_PER_SEC	1000000000ULL
@@ -41,6 +41,18 @@
  * that many in bounded loops, so the loader refuses a larger --limit.
  */
 #define HBM_MAX_LIMIT		(1U << 23)
+
+/*
+ * Deficit round robin among due flows (sch_fq's): a flow sends while its
+ * credit lasts, then gets `quantum` bytes more and goes to the back; a new
+ * flow starts with `initial_quantum`. 0 takes them from the device as
+ * sch_fq does: 2 and 10 times its MTU plus link-layer header (3028 and
+ * 15140 bytes on Ethernet).
+ */
+#define HBM_QUANTUM_AUTO	0
+#define HBM_DEF_QUANTUM_MTUS	2
+#define HBM_DEF_INITIAL_QUANTUM_MTUS	10
+#define HBM_MAX_QUANTUM		(1U << 20)
 
 #define HBM_MIN_RATE_BPS	1000000ULL		/* 1 Mbit/s */
 #define HBM_MAX_RATE_BPS	400000000000ULL		/* 400 Gbit/s */
@@ -90,6 +102,8 @@ struct hbm_config {
 	__u32 flow_limit;	/* packets queued per flow */
 	__u32 large_pkt;	/* bytes */
 	__u32 flags;		/* HBM_F_* */
+	__u32 quantum;		/* DRR bytes per round, or HBM_QUANTUM_AUTO */
+	__u32 initial_quantum;	/* a new flow's credit, or HBM_QUANTUM_AUTO */
 };
 
 /* The configuration of a device nobody configured. */
@@ -103,6 +117,8 @@ struct hbm_config {
 	.limit = HBM_DEF_LIMIT,					\
 	.flow_limit = HBM_DEF_FLOW_LIMIT,			\
 	.large_pkt = HBM_DEF_LARGE_PKT,				\
+	.quantum = HBM_QUANTUM_AUTO,				\
+	.initial_quantum = HBM_QUANTUM_AUTO,			\
 }
 
 enum hbm_drop_reason {

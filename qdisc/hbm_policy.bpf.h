@@ -31,6 +31,8 @@ static __always_inline void hbm_config_of(struct hbm_dev_key *dev,
 		cfg->flow_limit = hbm_defaults.flow_limit;
 		cfg->large_pkt = hbm_defaults.large_pkt;
 		cfg->flags = hbm_defaults.flags;
+		cfg->quantum = hbm_defaults.quantum;
+		cfg->initial_quantum = hbm_defaults.initial_quantum;
 	}
 	/* The loader validates; a hand-edited map must not divide by zero. */
 	if (cfg->rate_bps < HBM_MIN_RATE_BPS)
