@@ -163,6 +163,7 @@ hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
 	__s64 judged;
 
 	fk->hash = bpf_skb_get_hash(skb);
+	hbm_sched_quanta(inst, cfg, sch);
 	flow = hbm_flow_checkout(inst, fk, now, &slot);
 	if (!flow)
 		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_NOMEM);
@@ -194,7 +195,7 @@ hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
 	skb = bpf_kptr_xchg(&skbn->skb, skb);
 	if (skb)	/* the node was new: never */
 		bpf_qdisc_skb_drop(skb, to_free);
-	hbm_sched_add(inst, flow, skbn);
+	hbm_sched_add(inst, flow, skbn, now);
 	hbm_flow_checkin(inst, slot, flow, fk, now);
 	return v == HBM_CN ? NET_XMIT_CN : NET_XMIT_SUCCESS;
 }
@@ -238,9 +239,9 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 {
 	struct hbm_inst_key ik;
 	struct hbm_inst *inst;
-	struct bpf_rb_node *n;
 	struct sk_buff *skb;
 	__u64 now, at;
+	bool more;
 
 	hbm_inst_key_of(sch, &ik);
 	inst = bpf_map_lookup_elem(&hbm_instances, &ik);
@@ -265,33 +266,23 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 		hbm_sched_quiet(sch, inst, &ik, now);
 		return NULL;
 	}
-	bpf_spin_lock(&inst->lock);
-	n = bpf_rbtree_first(&inst->flows);
-	if (!n) {
-		bpf_spin_unlock(&inst->lock);
-		hbm_sched_quiet(sch, inst, &ik, now);
+	hbm_unthrottle(inst, now);
+	skb = hbm_sched_next(inst, now, &more);
+	if (skb) {
+		hbm_sent(sch, inst, &ik, skb, now);
+		return skb;
+	}
+	if (more) {
+		/* Out of visits with flows listed: come back at once. */
+		inst->gc_armed = 0;
+		bpf_qdisc_watchdog_schedule(sch, now, hbm_timer_slack_ns);
 		return NULL;
 	}
-	at = container_of(n, struct hbm_flow, rb)->head;
-	if (at > now) {
-		bpf_spin_unlock(&inst->lock);
+	at = hbm_sched_next_at(inst);
+	if (at)
 		hbm_sched_wait(sch, inst, &ik, now, at);
-		return NULL;
-	}
-	n = bpf_rbtree_remove(&inst->flows, n);
-	bpf_spin_unlock(&inst->lock);
-	if (!n)
-		goto rearm;
-	skb = hbm_sched_take(inst, container_of(n, struct hbm_flow, rb), now);
-	if (!skb)
-		goto rearm;
-	hbm_sent(sch, inst, &ik, skb, now);
-	return skb;
-
-rearm:
-	/* Unreachable with a consistent tree; never leave packets stranded. */
-	inst->gc_armed = 0;
-	bpf_qdisc_watchdog_schedule(sch, now, hbm_timer_slack_ns);
+	else
+		hbm_sched_quiet(sch, inst, &ik, now);
 	return NULL;
 }
 
@@ -309,14 +300,31 @@ void BPF_PROG(hbm_reset, struct Qdisc *sch)
 	sch->qstats.backlog = 0;
 }
 
+/*
+ * Insert a zeroed instance, and a zeroed rate state unless the device has
+ * one, from the stacks of two functions of their own: both values at once
+ * would not fit in hbm_init's 512 bytes.
+ */
+static __noinline int hbm_inst_create(struct hbm_inst_key *ik)
+{
+	struct hbm_inst inst0 = {};
+
+	return bpf_map_update_elem(&hbm_instances, ik, &inst0, BPF_NOEXIST);
+}
+
+static __noinline int hbm_dev_rate_create(struct hbm_inst_key *ik)
+{
+	struct hbm_dev_rate zero = {};
+
+	return bpf_map_update_elem(&hbm_dev_rates, ik, &zero, BPF_NOEXIST);
+}
+
 SEC("struct_ops")
 int BPF_PROG(hbm_init, struct Qdisc *sch, struct nlattr *opt,
 	     struct netlink_ext_ack *extack)
 {
 	struct hbm_flow_slot empty = {};
-	struct hbm_dev_rate zero = {};
 	struct hbm_flow_key fk;
-	struct hbm_inst inst0 = {};
 	struct hbm_dev_rate *dr;
 	struct hbm_config cfg;
 
@@ -328,14 +336,14 @@ int BPF_PROG(hbm_init, struct Qdisc *sch, struct nlattr *opt,
 	 * The kernel calls destroy after a failed init: undo what was done
 	 * here so destroy, finding no instance, does nothing.
 	 */
-	if (bpf_map_update_elem(&hbm_instances, &fk.inst, &inst0, BPF_NOEXIST))
+	if (hbm_inst_create(&fk.inst))
 		return -ENOMEM;
 	fk.hash = HBM_OVERFLOW_HASH;
 	if (bpf_map_update_elem(&hbm_flows, &fk, &empty, BPF_NOEXIST))
 		goto undo_inst;
 
 	/* The first instance on a device creates its rate state. */
-	bpf_map_update_elem(&hbm_dev_rates, &fk.inst, &zero, BPF_NOEXIST);
+	hbm_dev_rate_create(&fk.inst);
 	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
 	if (!dr)
 		goto undo_flow;

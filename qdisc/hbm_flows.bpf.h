@@ -51,7 +51,16 @@ static __always_inline void hbm_flow_idle(struct hbm_inst *inst,
 	bpf_spin_unlock(&inst->lock);
 }
 
-/* Put a flow back in its table slot; one left empty becomes idle. */
+/*
+ * Whether a flow is idle: empty and detached. An emptied new flow passes
+ * through the old list once (hbm_sched_next), empty but not idle.
+ */
+static __always_inline bool hbm_flow_is_idle(struct hbm_flow *flow)
+{
+	return flow->qlen == 0 && flow->sched == HBM_SCHED_DETACHED;
+}
+
+/* Put a flow back in its table slot; one left idle is counted so. */
 static __always_inline void hbm_flow_checkin(struct hbm_inst *inst,
 					     struct hbm_flow_slot *slot,
 					     struct hbm_flow *flow,
@@ -59,7 +68,7 @@ static __always_inline void hbm_flow_checkin(struct hbm_inst *inst,
 {
 	struct hbm_flow *ref;
 
-	if (flow->qlen == 0 && !hbm_is_overflow(fk->hash)) {
+	if (hbm_flow_is_idle(flow) && !hbm_is_overflow(fk->hash)) {
 		ref = hbm_refcount_acquire(flow);
 		if (ref)
 			hbm_flow_idle(inst, ref, now);
@@ -87,7 +96,7 @@ static __always_inline struct hbm_flow *hbm_idle_pop(struct hbm_inst *inst)
 static __always_inline bool hbm_idle_release(struct hbm_flow_key *fk,
 					     struct hbm_flow *flow)
 {
-	bool busy = flow->qlen;
+	bool busy = !hbm_flow_is_idle(flow);
 
 	flow->listed = 0;
 	fk->hash = flow->hash;
@@ -117,7 +126,8 @@ static __always_inline bool hbm_flow_gc(struct hbm_inst *inst,
 		flow = hbm_idle_pop(inst);
 		if (!flow)
 			return false;
-		if (flow->qlen == 0 && now - flow->idle_since < hbm_flow_idle_ns) {
+		if (hbm_flow_is_idle(flow) &&
+		    now - flow->idle_since < hbm_flow_idle_ns) {
 			bpf_spin_lock(&inst->lock);
 			hbm_list_push_back(&inst->idle, &flow->idle_node);
 			bpf_spin_unlock(&inst->lock);
@@ -212,7 +222,7 @@ hbm_flow_checkout(struct hbm_inst *inst, struct hbm_flow_key *fk, __u64 now,
 	flow = bpf_kptr_xchg(&slot->flow, NULL);
 	if (flow) {
 		/* An idle flow in use again (its put counts it idle anew). */
-		if (flow->qlen == 0 && !hbm_is_overflow(fk->hash) &&
+		if (hbm_flow_is_idle(flow) && !hbm_is_overflow(fk->hash) &&
 		    inst->info.idle_flows)
 			inst->info.idle_flows--;
 		return flow;
@@ -239,6 +249,8 @@ hbm_flow_checkout(struct hbm_inst *inst, struct hbm_flow_key *fk, __u64 now,
 	flow->hash = fk->hash;
 	flow->idle_since = 0;
 	flow->listed = 0;
+	flow->sched = HBM_SCHED_DETACHED;
+	flow->credit = inst->initial_quantum;
 	return flow;
 }
 

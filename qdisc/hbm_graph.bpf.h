@@ -23,6 +23,8 @@
 	bpf_rbtree_add_impl(root, node, less, NULL, 0)
 #define hbm_list_push_back(head, node) \
 	bpf_list_push_back_impl(head, node, NULL, 0)
+#define hbm_list_push_front(head, node) \
+	bpf_list_push_front_impl(head, node, NULL, 0)
 
 #ifndef container_of
 #define container_of(ptr, type, member) \

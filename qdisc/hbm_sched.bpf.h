@@ -59,13 +59,46 @@ static __always_inline struct sk_buff *hbm_sched_fast_take(struct hbm_inst *inst
 	return bpf_kptr_xchg(&inst->fast, NULL);
 }
 
+/* How long a flow must have been idle to come back with a full quantum. */
+#define HBM_REFILL_DELAY_NS	(40 * 1000 * 1000ULL)	/* sch_fq's 40 ms */
+/* Flows moved from the throttled tree to the old list per dequeue. */
+#define HBM_UNTHROTTLE_MAX	64
+/* Flows one dequeue looks at before it gives the CPU back (see below). */
+#define HBM_DRR_VISITS		256
+
 /*
- * Queue @skbn (its skb and departure set) in @flow; a flow that just
- * became backlogged joins the instance's tree, keyed by its head.
+ * The instance's quanta for this packet's flow, from the configuration or,
+ * where that says auto, from the device as sch_fq takes them: its MTU
+ * plus link-layer header, twice for a round and ten times for a new flow.
+ */
+static __always_inline void hbm_sched_quanta(struct hbm_inst *inst,
+					     const struct hbm_config *cfg,
+					     struct Qdisc *sch)
+{
+	struct net_device *dev;
+	__u32 mtu = 0;
+
+	if (!cfg->quantum || !cfg->initial_quantum) {
+		dev = sch->dev_queue->dev;
+		mtu = dev->mtu + dev->hard_header_len;
+	}
+	inst->quantum = cfg->quantum ?: HBM_DEF_QUANTUM_MTUS * mtu;
+	inst->initial_quantum = cfg->initial_quantum ?:
+				HBM_DEF_INITIAL_QUANTUM_MTUS * mtu;
+	if (!inst->quantum)	/* a device without an MTU: never stall */
+		inst->quantum = 1;
+}
+
+/*
+ * Queue @skbn (its skb and departure set) in @flow. A detached flow joins
+ * the new list, with a full quantum if it was idle for long (sch_fq); a
+ * flow that waits in a list has its head refreshed, one in the throttled
+ * tree keeps the key it is sorted by (a packet stamped earlier than the
+ * head waits for it there, as in sch_fq).
  */
 static __always_inline void hbm_sched_add(struct hbm_inst *inst,
 					  struct hbm_flow *flow,
-					  struct hbm_skb_node *skbn)
+					  struct hbm_skb_node *skbn, __u64 now)
 {
 	struct bpf_rb_node *n;
 	struct hbm_flow *ref;
@@ -78,27 +111,76 @@ static __always_inline void hbm_sched_add(struct hbm_inst *inst,
 		head = container_of(n, struct hbm_skb_node, node)->departure;
 	bpf_spin_unlock(&flow->lock);
 
-	if (flow->qlen++ == 0) {
+	flow->qlen++;
+	if (flow->sched != HBM_SCHED_THROTTLED)
 		flow->head = head;
-		ref = hbm_refcount_acquire(flow);
-		if (ref) {
-			bpf_spin_lock(&inst->lock);
-			hbm_rbtree_add(&inst->flows, &ref->rb, hbm_flow_less);
+	if (flow->sched != HBM_SCHED_DETACHED)
+		return;
+	if (flow->idle_since && now - flow->idle_since > HBM_REFILL_DELAY_NS &&
+	    flow->credit < (__s32)inst->quantum)
+		flow->credit = inst->quantum;
+	ref = hbm_refcount_acquire(flow);
+	if (!ref)
+		return;
+	flow->sched = HBM_SCHED_NEW;
+	bpf_spin_lock(&inst->lock);
+	hbm_list_push_back(&inst->new_flows, &ref->sched_node);
+	bpf_spin_unlock(&inst->lock);
+	inst->info.flows++;
+}
+
+/* A flow that is empty leaves the schedule: idle, or, overflow, let go. */
+static __always_inline void hbm_sched_detach(struct hbm_inst *inst,
+					     struct hbm_flow *flow, __u64 now)
+{
+	flow->sched = HBM_SCHED_DETACHED;
+	if (inst->info.flows)
+		inst->info.flows--;
+	if (hbm_is_overflow(flow->hash))
+		hbm_obj_drop(flow);
+	else
+		hbm_flow_idle(inst, flow, now);
+}
+
+/* Move flows whose head is due from the throttled tree to the old list. */
+static __always_inline void hbm_unthrottle(struct hbm_inst *inst, __u64 now)
+{
+	struct bpf_rb_node *n;
+	struct hbm_flow *flow;
+	int i;
+
+	bpf_for(i, 0, HBM_UNTHROTTLE_MAX) {
+		bpf_spin_lock(&inst->lock);
+		n = bpf_rbtree_first(&inst->throttled);
+		if (!n || container_of(n, struct hbm_flow, rb)->head > now) {
 			bpf_spin_unlock(&inst->lock);
-			inst->info.flows++;
+			return;
 		}
+		n = bpf_rbtree_remove(&inst->throttled, n);
+		if (!n) {
+			bpf_spin_unlock(&inst->lock);
+			return;
+		}
+		flow = container_of(n, struct hbm_flow, rb);
+		flow->sched = HBM_SCHED_OLD;
+		hbm_list_push_back(&inst->old_flows, &flow->sched_node);
+		inst->old_count++;
+		bpf_spin_unlock(&inst->lock);
 	}
 }
 
 /*
- * Take the head packet of @flow, a due flow just taken out of the
- * instance's tree (with the tree's reference): the flow goes back into the
- * tree keyed by its next packet, or, emptied, stays in its slot, idle.
- * Returns the packet's skb, NULL only if the flow was empty.
+ * Take @flow's head packet (it is due; the flow came off the @from_new
+ * list with that list's reference) and put the flow back: at the front of
+ * its list while it has packets, so it keeps its turn while its credit
+ * lasts; emptied, a new flow passes once through the old list before it
+ * is detached (sch_fq: else a flow sending a packet at a time would stay
+ * new and starve the old ones). Returns the skb, NULL if the flow was
+ * empty after all.
  */
 static __always_inline struct sk_buff *hbm_sched_take(struct hbm_inst *inst,
 						      struct hbm_flow *flow,
-						      __u64 now)
+						      bool from_new, __u64 now)
 {
 	struct hbm_skb_node *skbn;
 	struct sk_buff *skb = NULL;
@@ -121,20 +203,105 @@ static __always_inline struct sk_buff *hbm_sched_take(struct hbm_inst *inst,
 	}
 	if (flow->qlen)
 		flow->qlen--;
+	if (skb)
+		flow->credit -= hbm_pkt_len(skb);
 
-	if (next) {
-		bpf_spin_lock(&inst->lock);
-		hbm_rbtree_add(&inst->flows, &flow->rb, hbm_flow_less);
-		bpf_spin_unlock(&inst->lock);
-	} else {
-		/* Emptied: it stays in its slot, idle, with the tree's ref. */
-		inst->info.flows--;
-		if (hbm_is_overflow(flow->hash))
-			hbm_obj_drop(flow);
-		else
-			hbm_flow_idle(inst, flow, now);
+	if (!flow->qlen && (!from_new || !inst->old_count)) {
+		hbm_sched_detach(inst, flow, now);
+		return skb;
 	}
+	bpf_spin_lock(&inst->lock);
+	if (!flow->qlen) {
+		flow->sched = HBM_SCHED_OLD;
+		hbm_list_push_back(&inst->old_flows, &flow->sched_node);
+		inst->old_count++;
+	} else if (from_new) {
+		hbm_list_push_front(&inst->new_flows, &flow->sched_node);
+	} else {
+		hbm_list_push_front(&inst->old_flows, &flow->sched_node);
+		inst->old_count++;
+	}
+	bpf_spin_unlock(&inst->lock);
 	return skb;
+}
+
+/*
+ * The next packet to send, by deficit round robin among the flows whose
+ * head is due (sch_fq's order): new flows first, then old ones; a flow
+ * whose credit ran out gets a quantum more and goes to the back of the
+ * old list; one whose head is not due goes to the throttled tree; an
+ * emptied one is detached. Every packet still leaves no earlier than its
+ * departure. Returns the skb, or NULL with *@more set when the visits
+ * ran out with flows still listed (deficits of many TSO packets against
+ * a small quantum): the caller comes back at once rather than loop here.
+ */
+static __always_inline struct sk_buff *hbm_sched_next(struct hbm_inst *inst,
+						      __u64 now, bool *more)
+{
+	struct bpf_list_node *ln;
+	struct hbm_flow *flow;
+	struct sk_buff *skb;
+	bool from_new;
+	int i;
+
+	*more = false;
+	bpf_for(i, 0, HBM_DRR_VISITS) {
+		bpf_spin_lock(&inst->lock);
+		from_new = true;
+		ln = bpf_list_pop_front(&inst->new_flows);
+		if (!ln) {
+			from_new = false;
+			ln = bpf_list_pop_front(&inst->old_flows);
+			if (!ln) {
+				bpf_spin_unlock(&inst->lock);
+				return NULL;
+			}
+			if (inst->old_count)
+				inst->old_count--;
+		}
+		flow = container_of(ln, struct hbm_flow, sched_node);
+		if (!flow->qlen) {
+			/* An emptied new flow's pass through the old list. */
+			bpf_spin_unlock(&inst->lock);
+			hbm_sched_detach(inst, flow, now);
+			continue;
+		}
+		if (flow->credit <= 0) {
+			flow->credit += inst->quantum;
+			flow->sched = HBM_SCHED_OLD;
+			hbm_list_push_back(&inst->old_flows, &flow->sched_node);
+			inst->old_count++;
+			bpf_spin_unlock(&inst->lock);
+			continue;
+		}
+		if (flow->head > now) {
+			flow->sched = HBM_SCHED_THROTTLED;
+			hbm_rbtree_add(&inst->throttled, &flow->rb,
+				       hbm_flow_less);
+			bpf_spin_unlock(&inst->lock);
+			continue;
+		}
+		bpf_spin_unlock(&inst->lock);
+		skb = hbm_sched_take(inst, flow, from_new, now);
+		if (skb)
+			return skb;
+	}
+	*more = true;
+	return NULL;
+}
+
+/* When the first throttled flow's head departs, or 0 for none. */
+static __always_inline __u64 hbm_sched_next_at(struct hbm_inst *inst)
+{
+	struct bpf_rb_node *n;
+	__u64 at = 0;
+
+	bpf_spin_lock(&inst->lock);
+	n = bpf_rbtree_first(&inst->throttled);
+	if (n)
+		at = container_of(n, struct hbm_flow, rb)->head;
+	bpf_spin_unlock(&inst->lock);
+	return at;
 }
 
 /*
@@ -200,17 +367,28 @@ static __always_inline void hbm_sent(struct Qdisc *sch, struct hbm_inst *inst,
 	}
 }
 
-/* Take the earliest flow out of the instance's tree, or NULL. */
-static __always_inline struct bpf_rb_node *hbm_inst_pop(struct hbm_inst *inst)
+/* Take a flow out of the schedule (tree or lists) for the purge, or NULL. */
+static __always_inline struct hbm_flow *hbm_sched_pop(struct hbm_inst *inst)
 {
+	struct bpf_list_node *ln;
 	struct bpf_rb_node *n;
 
 	bpf_spin_lock(&inst->lock);
-	n = bpf_rbtree_first(&inst->flows);
-	if (n)
-		n = bpf_rbtree_remove(&inst->flows, n);
+	n = bpf_rbtree_first(&inst->throttled);
+	if (n) {
+		n = bpf_rbtree_remove(&inst->throttled, n);
+		bpf_spin_unlock(&inst->lock);
+		return n ? container_of(n, struct hbm_flow, rb) : NULL;
+	}
+	ln = bpf_list_pop_front(&inst->new_flows);
+	if (!ln)
+		ln = bpf_list_pop_front(&inst->old_flows);
 	bpf_spin_unlock(&inst->lock);
-	return n;
+	if (!ln)
+		return NULL;
+	/* Not before the test: the verifier wants no arithmetic on NULL. */
+	barrier_var(ln);
+	return container_of(ln, struct hbm_flow, sched_node);
 }
 
 /* Take the earliest packet out of a flow's queue, or NULL. */
@@ -251,10 +429,9 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 		freed++;
 	}
 	bpf_for(i, 0, HBM_DRAIN_MAX) {
-		n = hbm_inst_pop(inst);
-		if (!n)
+		flow = hbm_sched_pop(inst);
+		if (!flow)
 			break;
-		flow = container_of(n, struct hbm_flow, rb);
 		bpf_for(j, 0, HBM_DRAIN_MAX) {
 			n = hbm_flow_pop(flow);
 			if (!n)
@@ -272,6 +449,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 		}
 		/* The overflow flow keeps its slot: it must count empty. */
 		flow->qlen = 0;
+		flow->sched = HBM_SCHED_DETACHED;
 		fk.hash = flow->hash;
 		hbm_obj_drop(flow);
 		if (!hbm_is_overflow(fk.hash))
@@ -291,6 +469,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 	inst->info.flows = 0;
 	inst->info.idle_flows = 0;
 	inst->info.backlog = 0;
+	inst->old_count = 0;
 	inst->gc_armed = 0;
 	inst->armed_at = 0;
 	return freed;

@@ -70,17 +70,37 @@ struct hbm_skb_node {
 	struct bpf_rb_node node;
 };
 
+/*
+ * Where a backlogged flow waits its turn (hbm_flow.sched): sch_fq's new
+ * and old lists, for flows whose head is due or not yet looked at, and
+ * its throttled tree, keyed by the head's departure, for flows whose head
+ * is not due. A detached flow is in none of them: empty, and idle.
+ */
+enum hbm_flow_sched {
+	HBM_SCHED_DETACHED,
+	HBM_SCHED_NEW,
+	HBM_SCHED_OLD,
+	HBM_SCHED_THROTTLED,
+};
+
 struct hbm_flow {
-	struct bpf_rb_node rb;		/* in hbm_inst.flows while backlogged */
+	struct bpf_rb_node rb;		/* in hbm_inst.throttled */
+	struct bpf_list_node sched_node; /* in hbm_inst.new_flows or old_flows */
 	struct bpf_list_node idle_node;	/* in hbm_inst.idle while listed */
-	__u64 head;			/* rb's key: departure of the head */
+	__u64 head;			/* departure of the head (rb's key) */
 	__u64 hash;
-	__u64 idle_since;		/* when it last emptied */
+	__u64 idle_since;		/* when it last emptied, or 0: never */
 	__u32 qlen;
 	__u32 listed;			/* idle_node is in hbm_inst.idle */
+	/*
+	 * credit is stored with sched (never both zero) so that the
+	 * compiler cannot merge the zeroing of sched into the lock's word.
+	 */
+	__s32 credit;			/* DRR: bytes it may still send */
+	__u32 sched;			/* enum hbm_flow_sched */
 	struct bpf_spin_lock lock;
 	struct bpf_rb_root queue __contains(hbm_skb_node, node);
-	struct bpf_refcount ref;	/* held by the table, tree and list */
+	struct bpf_refcount ref;	/* held by the table, tree and lists */
 };
 
 struct hbm_flow_key {
@@ -98,13 +118,18 @@ struct hbm_flow_slot {
  * moves it to the tail. Only the GC and the purge take flows off the list.
  */
 struct hbm_inst {
-	struct hbm_inst_info info;
-	struct bpf_spin_lock lock;	/* for flows and idle */
-	struct bpf_rb_root flows __contains(hbm_flow, rb);
+	struct hbm_inst_info info;	/* info.flows: flows not detached */
+	struct bpf_spin_lock lock;	/* for the trees and lists below */
+	struct bpf_rb_root throttled __contains(hbm_flow, rb);
+	struct bpf_list_head new_flows __contains(hbm_flow, sched_node);
+	struct bpf_list_head old_flows __contains(hbm_flow, sched_node);
 	struct bpf_list_head idle __contains(hbm_flow, idle_node);
 	__u64 gc_next;			/* the next pass while quiet */
 	__u64 gc_armed;			/* gc_next the watchdog is set for */
 	__u64 armed_at;			/* the departure it is set for, or 0 */
+	__u32 old_count;		/* flows in old_flows */
+	__u32 quantum;			/* DRR, in bytes: the configuration's, */
+	__u32 initial_quantum;		/* or the device's (hbm_sched_quanta) */
 	/*
 	 * The fast path: a packet that arrived due while the instance held
 	 * nothing waits here, ahead of every flow, without a flow or a node
