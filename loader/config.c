@@ -20,6 +20,8 @@ static const char *const hbm_opt_names[HBM_OPT_MAX] = {
 	[HBM_OPT_HORIZON] = "horizon",
 	[HBM_OPT_CN] = "cn",
 	[HBM_OPT_LATE_CREDIT] = "late-credit",
+	[HBM_OPT_QUANTUM] = "quantum",
+	[HBM_OPT_INITIAL_QUANTUM] = "initial-quantum",
 };
 
 const char *hbm_opt_name(enum hbm_opt opt)
@@ -102,6 +104,39 @@ static int hbm_parse_count_opt(enum hbm_opt opt, const char *arg, __u64 *out,
 	return 0;
 }
 
+/* Both quantums' range error, quoting the value as given or stored. */
+static int hbm_quantum_range_err(enum hbm_opt opt, const char *val,
+				 char *err, size_t errlen)
+{
+	return hbm_cfg_err(err, errlen,
+			  "%s %s out of range (1..%u bytes, or auto)",
+			  hbm_opt_name(opt), val, HBM_MAX_QUANTUM);
+}
+
+/*
+ * Bytes as tc's sizes ("1514", "1514b", "4k"), or "auto". 0 means auto in
+ * the configuration, so a literal 0 is refused (tc-fq refuses it too).
+ */
+static int hbm_parse_quantum_opt(enum hbm_opt opt, const char *arg,
+				 __u64 *out, char *err, size_t errlen)
+{
+	uint64_t v;
+	int ret;
+
+	if (!strcmp(arg, "auto")) {
+		*out = HBM_QUANTUM_AUTO;
+		return 0;
+	}
+	ret = hbm_parse_size(arg, &v);
+	if (ret == -ERANGE || (!ret && (!v || v > HBM_MAX_QUANTUM)))
+		return hbm_quantum_range_err(opt, arg, err, errlen);
+	if (ret)
+		return hbm_cfg_err(err, errlen, "invalid %s '%s'",
+				  hbm_opt_name(opt), arg);
+	*out = v;
+	return 0;
+}
+
 static int hbm_parse_switch_opt(enum hbm_opt opt, const char *arg,
 				__u64 *out, char *err, size_t errlen)
 {
@@ -140,6 +175,10 @@ int hbm_opt_parse(struct hbm_opts *o, enum hbm_opt opt, const char *arg,
 	case HBM_OPT_LATE_CREDIT:
 		ret = hbm_parse_switch_opt(opt, arg, &v, err, errlen);
 		break;
+	case HBM_OPT_QUANTUM:
+	case HBM_OPT_INITIAL_QUANTUM:
+		ret = hbm_parse_quantum_opt(opt, arg, &v, err, errlen);
+		break;
 	default:
 		ret = hbm_cfg_err(err, errlen, "unknown option %d", (int)opt);
 		break;
@@ -148,6 +187,29 @@ int hbm_opt_parse(struct hbm_opts *o, enum hbm_opt opt, const char *arg,
 		return ret;
 	o->val[opt] = v;
 	o->given |= 1U << opt;
+	return 0;
+}
+
+__u32 hbm_quantum_bytes(__u32 val, __u32 psched_mtu, unsigned int mtus)
+{
+	return val != HBM_QUANTUM_AUTO ? val : psched_mtu * mtus;
+}
+
+/* Each quantum is auto (0) or 1..HBM_MAX_QUANTUM bytes. */
+static int hbm_quantums_validate(const struct hbm_config *cfg, char *err,
+				 size_t errlen)
+{
+	char v[16];
+
+	if (cfg->quantum > HBM_MAX_QUANTUM) {
+		snprintf(v, sizeof(v), "%u", cfg->quantum);
+		return hbm_quantum_range_err(HBM_OPT_QUANTUM, v, err, errlen);
+	}
+	if (cfg->initial_quantum > HBM_MAX_QUANTUM) {
+		snprintf(v, sizeof(v), "%u", cfg->initial_quantum);
+		return hbm_quantum_range_err(HBM_OPT_INITIAL_QUANTUM, v, err,
+					     errlen);
+	}
 	return 0;
 }
 
@@ -223,7 +285,7 @@ int hbm_config_validate(const struct hbm_config *cfg, char *err,
 	if (cfg->flags & ~HBM_F_ALL)
 		return hbm_cfg_err(err, errlen, "unknown flags 0x%x",
 				  cfg->flags);
-	return 0;
+	return hbm_quantums_validate(cfg, err, errlen);
 }
 
 static bool hbm_given(const struct hbm_opts *o, enum hbm_opt opt)
@@ -253,6 +315,10 @@ int hbm_config_apply(struct hbm_config *cfg, const struct hbm_opts *o,
 		c.flow_limit = o->val[HBM_OPT_FLOW_LIMIT];
 	if (hbm_given(o, HBM_OPT_HORIZON))
 		c.horizon_ns = o->val[HBM_OPT_HORIZON];
+	if (hbm_given(o, HBM_OPT_QUANTUM))
+		c.quantum = o->val[HBM_OPT_QUANTUM];
+	if (hbm_given(o, HBM_OPT_INITIAL_QUANTUM))
+		c.initial_quantum = o->val[HBM_OPT_INITIAL_QUANTUM];
 	/* Both switches name the behaviour; the flags store its absence. */
 	if (hbm_given(o, HBM_OPT_CN))
 		c.flags = o->val[HBM_OPT_CN] ? c.flags & ~HBM_F_NO_CN :

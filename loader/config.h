@@ -11,6 +11,9 @@
  *  - mark < drop, and mark < drop-large <= drop (larger packets are dropped
  *    first, as in HBM, never later than small ones); mark may be 0;
  *  - limit, flow-limit > 0 and flow-limit <= limit;
+ *  - quantum, initial-quantum in 1..HBM_MAX_QUANTUM bytes, or auto (0,
+ *    HBM_QUANTUM_AUTO: the qdisc derives them from the device's MTU); a
+ *    literal 0 is refused, as tc-fq refuses a zero quantum;
  *  - --drop without --drop-large scales drop-large by the same factor, so
  *    it keeps its ratio to drop (HBM's 480/500 by default).
  */
@@ -40,13 +43,15 @@ enum hbm_opt {
 	HBM_OPT_HORIZON,
 	HBM_OPT_CN,		/* on|off: HBM_F_NO_CN cleared or set */
 	HBM_OPT_LATE_CREDIT,	/* on|off: HBM_F_FIXED_BURST cleared or set */
+	HBM_OPT_QUANTUM,	/* bytes, or auto: HBM_QUANTUM_AUTO */
+	HBM_OPT_INITIAL_QUANTUM,
 	HBM_OPT_MAX,
 };
 
 /* Shaping options as given on the command line, parsed. */
 struct hbm_opts {
 	unsigned int given;		/* bit (1 << HBM_OPT_*) per option */
-	__u64 val[HBM_OPT_MAX];		/* bit/s, ns, packets or 1/0 (on/off) */
+	__u64 val[HBM_OPT_MAX];		/* bit/s, ns, packets, bytes or 1/0 */
 };
 
 /* The option's name without dashes: "rate", "drop-large", ... */
@@ -61,6 +66,14 @@ void hbm_config_default(struct hbm_config *cfg);
  */
 int hbm_opt_parse(struct hbm_opts *o, enum hbm_opt opt, const char *arg,
 		  char *err, size_t errlen);
+
+/*
+ * The bytes a quantum of @val stands for on a device that sends packets of
+ * up to @psched_mtu bytes (MTU plus link-layer header, sch_fq's
+ * psched_mtu()): @val itself, or @mtus times @psched_mtu when @val is
+ * HBM_QUANTUM_AUTO. 0 when it is auto and @psched_mtu unknown (0).
+ */
+__u32 hbm_quantum_bytes(__u32 val, __u32 psched_mtu, unsigned int mtus);
 
 /* Check a whole configuration. Returns 0 or -EINVAL with a reason. */
 int hbm_config_validate(const struct hbm_config *cfg, char *err,

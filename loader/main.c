@@ -82,9 +82,18 @@ static const char hbm_help[] =
 "                       the idle credit and to mark, drop and drop-large;\n"
 "                       on a host whose timers keep within `burst`, nothing\n"
 "                       is added. off: HBM's fixed burst and thresholds\n"
+"  --quantum BYTES      deficit round robin among the flows whose head is\n"
+"                       due, as tc-fq: a flow sends while its credit lasts,\n"
+"                       then gets BYTES more and goes to the back of the\n"
+"                       round (default auto (2 MTU): twice DEV's MTU plus\n"
+"                       link-layer header, 3028 bytes on Ethernet)\n"
+"  --initial-quantum BYTES\n"
+"                       a new flow's first credit; new flows are served\n"
+"                       before the others, as in tc-fq\n"
+"                       (default auto (10 MTU): 15140 bytes on Ethernet)\n"
 "  Rules: mark < drop-large <= drop; burst, horizon > 0; times at most 1h;\n"
-"  0 < flow-limit <= limit. attach starts from the defaults, set from DEV's\n"
-"  current configuration.\n"
+"  0 < flow-limit <= limit; quantum, initial-quantum 1..1048576 or auto.\n"
+"  attach starts from the defaults, set from DEV's current configuration.\n"
 "\n"
 "ECN option (attach, set):\n"
 "  --ecn on|off         on (attach's default): the ECN marker (hbm_ce) runs\n"
@@ -112,6 +121,9 @@ static const char hbm_help[] =
 "                       \"ifindex\", \"netns\", \"instances\", \"configured\",\n"
 "                       \"config\": {\"rate_bps\", \"burst_ns\", \"mark_ns\",\n"
 "                       \"drop_ns\", \"drop_large_ns\", \"limit\", \"flow_limit\",\n"
+"                       \"quantum\", \"initial_quantum\" (bytes, derived from\n"
+"                       DEV's MTU when auto; 0 if that is unknown),\n"
+"                       \"quantum_auto\", \"initial_quantum_auto\",\n"
 "                       \"horizon_ns\", \"large_pkt\", \"flags\", \"ecn\", \"cn\",\n"
 "                       \"late_credit\"},\n"
 "                       \"stats\": {\"enqueued\", \"packets\", \"bytes\",\n"
@@ -140,6 +152,8 @@ static const char hbm_help[] =
 "  TIME  s, ms, us, ns (or sec, msec, usec, nsec); a bare number is in\n"
 "        microseconds, as in tc\n"
 "  N     a whole number of packets\n"
+"  BYTES a bare number of bytes, or b, k/kb, m/mb (powers of 1024), as tc's\n"
+"        sizes; or auto\n"
 "\n"
 "Files:\n"
 "  " HBM_PIN_DIR "/link\n"
@@ -173,8 +187,13 @@ static const char hbm_help[] =
 "  --cn on|off        NET_XMIT_CN to TCP senders over mark (default on)\n" \
 "  --late-credit on|off  credit and thresholds allow for the shaper's own\n" \
 "                     release lateness (default on)\n" \
+"  --quantum BYTES    DRR credit per round among due flows, as tc-fq\n"	\
+"                     (default auto (2 MTU), 1..1048576)\n"		\
+"  --initial-quantum BYTES\n"						\
+"                     a new flow's credit (default auto (10 MTU))\n"	\
 "  mark < drop-large <= drop; flow-limit <= limit. Rates: kbit, mbit,\n" \
-"  gbit, mbps... Times: s, ms, us, ns; a bare number is microseconds.\n"
+"  gbit, mbps... Times: s, ms, us, ns; a bare number is microseconds.\n" \
+"  Bytes: a bare number, or b, k, m (powers of 1024); or auto (DEV's MTU).\n"
 
 /* Every command's options, parsed. */
 struct hbm_args {

@@ -27,6 +27,8 @@ const struct hbm_optdef hbm_optdefs[] = {
 	HBM_SHAPE(HBM_OPT_HORIZON, "TIME"),
 	HBM_SHAPE(HBM_OPT_CN, "on|off"),
 	HBM_SHAPE(HBM_OPT_LATE_CREDIT, "on|off"),
+	HBM_SHAPE(HBM_OPT_QUANTUM, "BYTES"),
+	HBM_SHAPE(HBM_OPT_INITIAL_QUANTUM, "BYTES"),
 	{ "ecn", "on|off", HBM_OPTV_ECN, HBM_SHAPING },
 	{ "parent", "root|mq", HBM_OPTV_PARENT, HBM_CMD_ATTACH },
 	{ "replace", NULL, HBM_OPTV_REPLACE, HBM_CMD_ATTACH },
@@ -74,6 +76,16 @@ int hbm_getopt_table(unsigned int cmd, struct option *out, size_t n)
 	}
 	out[k] = (struct option){};
 	return k;
+}
+
+/* "auto (2 MTU)", as sch_fq derives it, or the bytes hbm.h gives. */
+static void hbm_fmt_quantum(char *buf, size_t len, __u32 val,
+			    unsigned int mtus)
+{
+	if (val == HBM_QUANTUM_AUTO)
+		snprintf(buf, len, "auto (%u MTU)", mtus);
+	else
+		snprintf(buf, len, "%u", val);
 }
 
 static void hbm_lower(char *s)
@@ -133,6 +145,13 @@ const char *hbm_opt_default(const struct hbm_optdef *d, unsigned int cmd,
 	case HBM_OPT_LATE_CREDIT:
 		snprintf(buf, len, "%s",
 			 c.flags & HBM_F_FIXED_BURST ? "off" : "on");
+		break;
+	case HBM_OPT_QUANTUM:
+		hbm_fmt_quantum(buf, len, c.quantum, HBM_DEF_QUANTUM_MTUS);
+		break;
+	case HBM_OPT_INITIAL_QUANTUM:
+		hbm_fmt_quantum(buf, len, c.initial_quantum,
+				HBM_DEF_INITIAL_QUANTUM_MTUS);
 		break;
 	default:
 		return NULL;

@@ -6,14 +6,18 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <linux/if_ether.h>
 
 #include "hbm_edt.h"
 #include "cmds.h"
@@ -25,6 +29,7 @@ struct hbm_dev_stats {
 	struct hbm_config cfg;
 	bool configured;	/* cfg from hbm_config, not the defaults */
 	bool marker;		/* the ECN marker is on its tcx egress hook */
+	__u32 psched_mtu;	/* MTU + link-layer header; 0: unknown */
 	__u64 qlen;		/* summed over the device's instances */
 	__u64 flows;
 	__u64 idle_flows;
@@ -90,6 +95,49 @@ static __u64 hbm_credit_now(const struct hbm_dev_stats *st)
 	return st->cfg.burst_ns + hbm_late_allowance(st->cfg.burst_ns,
 						     st->dr.late_ns,
 						     st->cfg.flags);
+}
+
+/*
+ * What sch_fq's psched_mtu() gives for the device, the unit of an auto
+ * quantum: its MTU plus its link-layer header (14 bytes on Ethernet and
+ * loopback, taken as 0 elsewhere). Read through ioctls, which answer for
+ * our netns as the ifindex does (sysfs may be another's); 0 for a device
+ * in another netns or one that cannot be read: show then says "auto".
+ */
+static __u32 hbm_psched_mtu(const struct hbm_dev_key *key)
+{
+	struct ifreq ifr = {};
+	__u32 mtu = 0;
+	int fd;
+
+	if (key->netns != hbm_own ||
+	    !if_indextoname(key->ifindex, ifr.ifr_name))
+		return 0;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	if (!ioctl(fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0) {
+		mtu = ifr.ifr_mtu;	/* ifr is a union: read before reuse */
+		if (!ioctl(fd, SIOCGIFHWADDR, &ifr) &&
+		    (ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER ||
+		     ifr.ifr_hwaddr.sa_family == ARPHRD_LOOPBACK))
+			mtu += ETH_HLEN;
+	}
+	close(fd);
+	return mtu;
+}
+
+/* The bytes the device's quantum stands for; 0: auto, MTU unknown. */
+static __u32 hbm_quantum_now(const struct hbm_dev_stats *st)
+{
+	return hbm_quantum_bytes(st->cfg.quantum, st->psched_mtu,
+				 HBM_DEF_QUANTUM_MTUS);
+}
+
+static __u32 hbm_initial_quantum_now(const struct hbm_dev_stats *st)
+{
+	return hbm_quantum_bytes(st->cfg.initial_quantum, st->psched_mtu,
+				 HBM_DEF_INITIAL_QUANTUM_MTUS);
 }
 
 static int hbm_stats_cmp(const void *a, const void *b)
@@ -213,6 +261,7 @@ static int hbm_collect(const struct hbm_maps *maps,
 		if (!s->configured)
 			hbm_config_default(&s->cfg);
 		s->marker = hbm_marker_seen(&s->key);
+		s->psched_mtu = hbm_psched_mtu(&s->key);
 		cnt++;
 	}
 	err = hbm_sum_instances(maps, st, cnt);
@@ -244,6 +293,11 @@ static void hbm_json_str(const char *s)
 	putchar('"');
 }
 
+static const char *hbm_bool(bool b)
+{
+	return b ? "true" : "false";
+}
+
 static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 {
 	char name[IF_NAMESIZE];
@@ -264,9 +318,12 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		printf(",\"ifindex\":%u,\"netns\":%u,\"instances\":%u,\"configured\":%s",
 		       st[i].key.ifindex, st[i].key.netns, k->instances,
 		       st[i].configured ? "true" : "false");
-		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u,\"ecn\":%s,\"cn\":%s,\"late_credit\":%s}",
+		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"quantum\":%u,\"initial_quantum\":%u,\"quantum_auto\":%s,\"initial_quantum_auto\":%s,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u,\"ecn\":%s,\"cn\":%s,\"late_credit\":%s}",
 		       c->rate_bps, c->burst_ns, c->mark_ns, c->drop_ns,
 		       c->drop_large_ns, c->limit, c->flow_limit,
+		       hbm_quantum_now(&st[i]), hbm_initial_quantum_now(&st[i]),
+		       hbm_bool(c->quantum == HBM_QUANTUM_AUTO),
+		       hbm_bool(c->initial_quantum == HBM_QUANTUM_AUTO),
 		       c->horizon_ns, c->large_pkt, c->flags,
 		       c->flags & HBM_F_ECN ? "true" : "false",
 		       c->flags & HBM_F_NO_CN ? "false" : "true",
@@ -296,19 +353,61 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 	printf("]}\n");
 }
 
+/* "3028 (auto)", "1514", or "auto" where the MTU is unknown. */
+static void hbm_fmt_quantum_now(char *buf, size_t len, __u32 val,
+				__u32 bytes)
+{
+	if (val != HBM_QUANTUM_AUTO)
+		snprintf(buf, len, "%u", val);
+	else if (bytes)
+		snprintf(buf, len, "%u (auto)", bytes);
+	else
+		snprintf(buf, len, "auto");
+}
+
 #define HBM_KV(key, fmt, ...) printf("  %-12s" fmt "\n", key, ##__VA_ARGS__)
+
+/* The configuration's lines of show's text. */
+static void hbm_print_config_human(const struct hbm_dev_stats *s)
+{
+	const struct hbm_config *c = &s->cfg;
+	char a[HBM_FMT_BUFSZ], b[HBM_FMT_BUFSZ];
+
+	hbm_fmt_rate(a, sizeof(a), c->rate_bps);
+	HBM_KV("rate", "%s", a);
+	hbm_fmt_time(a, sizeof(a), c->burst_ns);
+	HBM_KV("burst", "%s", a);
+	hbm_fmt_time(a, sizeof(a), c->mark_ns);
+	HBM_KV("mark", "%s", a);
+	hbm_fmt_time(a, sizeof(a), c->drop_ns);
+	HBM_KV("drop", "%s", a);
+	hbm_fmt_time(a, sizeof(a), c->drop_large_ns);
+	HBM_KV("drop-large", "%s (packets over %u bytes)", a, c->large_pkt);
+	HBM_KV("limit", "%u", c->limit);
+	HBM_KV("flow-limit", "%u", c->flow_limit);
+	hbm_fmt_quantum_now(a, sizeof(a), c->quantum, hbm_quantum_now(s));
+	hbm_fmt_quantum_now(b, sizeof(b), c->initial_quantum,
+			    hbm_initial_quantum_now(s));
+	HBM_KV("quantum", "%s, initial-quantum %s", a, b);
+	hbm_fmt_time(a, sizeof(a), c->horizon_ns);
+	HBM_KV("horizon", "%s", a);
+	HBM_KV("cn", "%s", c->flags & HBM_F_NO_CN ? "off" : "on");
+	HBM_KV("late-credit", "%s",
+	       c->flags & HBM_F_FIXED_BURST ? "off" : "on");
+	HBM_KV("ecn", "%s", !(c->flags & HBM_F_ECN) ? "off" :
+	       s->marker || s->key.netns != hbm_own ? "on" :
+	       "on, but no marker on the tcx egress hook (bpf-hbm set DEV --ecn on)");
+}
 
 static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 {
 	char label[64], a[HBM_FMT_BUFSZ];
-	const struct hbm_config *c;
 	const struct hbm_dev_rate *k;
 	int i, j;
 
 	if (!n)
 		printf("bpf_hbm is loaded but not attached to any device\n");
 	for (i = 0; i < n; i++) {
-		c = &st[i].cfg;
 		k = &st[i].dr;
 		hbm_dev_label(label, sizeof(label), &st[i].key, hbm_own);
 		printf("%s%s: ", i ? "\n" : "", label);
@@ -317,27 +416,7 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		printf("%u instance%s%s\n", k->instances,
 		       k->instances == 1 ? "" : "s",
 		       st[i].configured ? "" : ", default config");
-		hbm_fmt_rate(a, sizeof(a), c->rate_bps);
-		HBM_KV("rate", "%s", a);
-		hbm_fmt_time(a, sizeof(a), c->burst_ns);
-		HBM_KV("burst", "%s", a);
-		hbm_fmt_time(a, sizeof(a), c->mark_ns);
-		HBM_KV("mark", "%s", a);
-		hbm_fmt_time(a, sizeof(a), c->drop_ns);
-		HBM_KV("drop", "%s", a);
-		hbm_fmt_time(a, sizeof(a), c->drop_large_ns);
-		HBM_KV("drop-large", "%s (packets over %u bytes)", a,
-		       c->large_pkt);
-		HBM_KV("limit", "%u", c->limit);
-		HBM_KV("flow-limit", "%u", c->flow_limit);
-		hbm_fmt_time(a, sizeof(a), c->horizon_ns);
-		HBM_KV("horizon", "%s", a);
-		HBM_KV("cn", "%s", c->flags & HBM_F_NO_CN ? "off" : "on");
-		HBM_KV("late-credit", "%s",
-		       c->flags & HBM_F_FIXED_BURST ? "off" : "on");
-		HBM_KV("ecn", "%s", !(c->flags & HBM_F_ECN) ? "off" :
-		       st[i].marker || st[i].key.netns != hbm_own ? "on" :
-		       "on, but no marker on the tcx egress hook (bpf-hbm set DEV --ecn on)");
+		hbm_print_config_human(&st[i]);
 		HBM_KV("enqueued", "%llu", k->enqueued);
 		HBM_KV("packets", "%llu", k->packets);
 		HBM_KV("bytes", "%llu", k->bytes);

@@ -56,6 +56,9 @@ static void test_defaults(void)
 	ASSERT_EQ(cfg.flow_limit, HBM_DEF_FLOW_LIMIT, "flow-limit");
 	ASSERT_EQ(cfg.large_pkt, HBM_DEF_LARGE_PKT, "large_pkt");
 	ASSERT_EQ(cfg.flags, 0, "flags");
+	ASSERT_EQ(cfg.quantum, HBM_QUANTUM_AUTO, "quantum: auto");
+	ASSERT_EQ(cfg.initial_quantum, HBM_QUANTUM_AUTO,
+		  "initial-quantum: auto");
 	ASSERT_OK(hbm_config_validate(&cfg, err, sizeof(err)), "valid");
 }
 
@@ -75,6 +78,15 @@ static void test_parse_ok(void)
 		{ HBM_OPT_HORIZON, "3600s", 3600ULL * 1000000000 },
 		{ HBM_OPT_LIMIT, "4294967295", 4294967295ULL },
 		{ HBM_OPT_FLOW_LIMIT, "1", 1 },
+		{ HBM_OPT_QUANTUM, "1514", 1514 },
+		{ HBM_OPT_QUANTUM, "1514b", 1514 },
+		{ HBM_OPT_QUANTUM, "4k", 4096 },
+		{ HBM_OPT_QUANTUM, "1", 1 },
+		{ HBM_OPT_QUANTUM, "auto", HBM_QUANTUM_AUTO },
+		{ HBM_OPT_INITIAL_QUANTUM, "15140", 15140 },
+		{ HBM_OPT_INITIAL_QUANTUM, "1048576", HBM_MAX_QUANTUM },
+		{ HBM_OPT_INITIAL_QUANTUM, "1mb", HBM_MAX_QUANTUM },
+		{ HBM_OPT_INITIAL_QUANTUM, "auto", HBM_QUANTUM_AUTO },
 	};
 	size_t i;
 
@@ -114,6 +126,24 @@ static void test_parse_errors(void)
 		{ HBM_OPT_LIMIT, "4294967296",
 		  "limit 4294967296 out of range (at most 4294967295)" },
 		{ HBM_OPT_FLOW_LIMIT, "-1", "invalid flow-limit '-1'" },
+		/* 0 is auto in the map, but tc-fq refuses a zero quantum. */
+		{ HBM_OPT_QUANTUM, "0",
+		  "quantum 0 out of range (1..1048576 bytes, or auto)" },
+		{ HBM_OPT_QUANTUM, "0b",
+		  "quantum 0b out of range (1..1048576 bytes, or auto)" },
+		{ HBM_OPT_QUANTUM, "1048577",
+		  "quantum 1048577 out of range (1..1048576 bytes, or auto)" },
+		{ HBM_OPT_QUANTUM, "99999999999999999999",
+		  "quantum 99999999999999999999 out of range (1..1048576 bytes, or auto)" },
+		{ HBM_OPT_QUANTUM, "-1", "invalid quantum '-1'" },
+		{ HBM_OPT_QUANTUM, "abc", "invalid quantum 'abc'" },
+		{ HBM_OPT_QUANTUM, "", "invalid quantum ''" },
+		{ HBM_OPT_QUANTUM, "1514 b", "invalid quantum '1514 b'" },
+		{ HBM_OPT_INITIAL_QUANTUM, "2m",
+		  "initial-quantum 2m out of range (1..1048576 bytes, or auto)" },
+		{ HBM_OPT_INITIAL_QUANTUM, "0",
+		  "initial-quantum 0 out of range (1..1048576 bytes, or auto)" },
+		{ HBM_OPT_INITIAL_QUANTUM, "Auto", "invalid initial-quantum 'Auto'" },
 	};
 	size_t i;
 
@@ -154,6 +184,50 @@ static void test_apply(void)
 		return;
 	ASSERT_U64_EQ(cfg.rate_bps, 2000000000, "rate 2");
 	ASSERT_U64_EQ(cfg.burst_ns, 1000000, "burst kept");
+}
+
+/* A quantum given is kept by set; auto puts back the derived one. */
+static void test_apply_quantum(void)
+{
+	struct hbm_config cfg;
+	char err[HBM_ERRSZ] = "";
+
+	hbm_config_default(&cfg);
+	if (!ASSERT_OK(apply(&cfg, err, sizeof(err), 2,
+			     HBM_OPT_QUANTUM, "1514",
+			     HBM_OPT_INITIAL_QUANTUM, "3028"), err))
+		return;
+	ASSERT_EQ(cfg.quantum, 1514, "quantum");
+	ASSERT_EQ(cfg.initial_quantum, 3028, "initial-quantum");
+	ASSERT_EQ(cfg.flow_limit, HBM_DEF_FLOW_LIMIT, "flow-limit kept");
+	if (!ASSERT_OK(apply(&cfg, err, sizeof(err), 1,
+			     HBM_OPT_RATE, "2gbit"), err))
+		return;
+	ASSERT_EQ(cfg.quantum, 1514, "quantum kept by set");
+	ASSERT_EQ(cfg.initial_quantum, 3028, "initial-quantum kept by set");
+	if (!ASSERT_OK(apply(&cfg, err, sizeof(err), 1,
+			     HBM_OPT_QUANTUM, "auto"), err))
+		return;
+	ASSERT_EQ(cfg.quantum, HBM_QUANTUM_AUTO, "quantum back to auto");
+	ASSERT_EQ(cfg.initial_quantum, 3028, "initial-quantum untouched");
+}
+
+/* As sch_fq: 2 and 10 times MTU + link-layer header when auto. */
+static void test_quantum_bytes(void)
+{
+	ASSERT_EQ(hbm_quantum_bytes(HBM_QUANTUM_AUTO, 1514,
+				    HBM_DEF_QUANTUM_MTUS), 3028, "auto");
+	ASSERT_EQ(hbm_quantum_bytes(HBM_QUANTUM_AUTO, 1514,
+				    HBM_DEF_INITIAL_QUANTUM_MTUS), 15140,
+		  "initial auto");
+	ASSERT_EQ(hbm_quantum_bytes(HBM_QUANTUM_AUTO, 65550,
+				    HBM_DEF_INITIAL_QUANTUM_MTUS), 655500,
+		  "lo's 64k MTU");
+	ASSERT_EQ(hbm_quantum_bytes(1514, 9014, HBM_DEF_QUANTUM_MTUS), 1514,
+		  "given: as is");
+	ASSERT_EQ(hbm_quantum_bytes(HBM_QUANTUM_AUTO, 0,
+				    HBM_DEF_QUANTUM_MTUS), 0,
+		  "auto, MTU unknown");
 }
 
 static void test_drop_large_follows_drop(void)
@@ -289,6 +363,22 @@ static void test_validate(void)
 		     "limit max msg");
 	cfg.limit = 1;
 	ASSERT_OK(hbm_config_validate(&cfg, err, sizeof(err)), err);
+	/* A hand-edited map's quantum: auto or 1..HBM_MAX_QUANTUM. */
+	hbm_config_default(&cfg);
+	cfg.quantum = HBM_MAX_QUANTUM;
+	cfg.initial_quantum = 1;
+	ASSERT_OK(hbm_config_validate(&cfg, err, sizeof(err)), err);
+	cfg.quantum = HBM_MAX_QUANTUM + 1;
+	ASSERT_EQ(hbm_config_validate(&cfg, err, sizeof(err)), -EINVAL,
+		  "quantum over the max");
+	ASSERT_STREQ(err, "quantum 1048577 out of range (1..1048576 bytes, or auto)",
+		     "quantum max msg");
+	cfg.quantum = HBM_QUANTUM_AUTO;
+	cfg.initial_quantum = 0xffffffff;
+	ASSERT_EQ(hbm_config_validate(&cfg, err, sizeof(err)), -EINVAL,
+		  "initial-quantum over the max");
+	ASSERT_STREQ(err, "initial-quantum 4294967295 out of range (1..1048576 bytes, or auto)",
+		     "initial-quantum max msg");
 }
 
 /* --cn and --late-credit switch their flag and nothing else. */
@@ -328,6 +418,9 @@ static void test_opt_names(void)
 	ASSERT_STREQ(hbm_opt_name(HBM_OPT_DROP_LARGE), "drop-large", "dl");
 	ASSERT_STREQ(hbm_opt_name(HBM_OPT_FLOW_LIMIT), "flow-limit", "fl");
 	ASSERT_STREQ(hbm_opt_name(HBM_OPT_LATE_CREDIT), "late-credit", "lc");
+	ASSERT_STREQ(hbm_opt_name(HBM_OPT_QUANTUM), "quantum", "q");
+	ASSERT_STREQ(hbm_opt_name(HBM_OPT_INITIAL_QUANTUM), "initial-quantum",
+		     "iq");
 	ASSERT_STREQ(hbm_opt_name(HBM_OPT_MAX), "?", "max");
 }
 
@@ -336,6 +429,8 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_parse_ok),
 	HBM_TEST(test_parse_errors),
 	HBM_TEST(test_apply),
+	HBM_TEST(test_apply_quantum),
+	HBM_TEST(test_quantum_bytes),
 	HBM_TEST(test_drop_large_follows_drop),
 	HBM_TEST(test_apply_errors),
 	HBM_TEST(test_validate),

@@ -255,5 +255,38 @@ static void test_table(void)
 		  "a table too small is refused");
 }
 
+static const struct hbm_optdef *hbm_optdef_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < hbm_n_optdefs; i++)
+		if (!strcmp(hbm_optdef_name(&hbm_optdefs[i]), name))
+			return &hbm_optdefs[i];
+	return NULL;
+}
+
+/* --quantum and --initial-quantum: attach's and set's, fq's defaults. */
+static void test_quantum_opts(void)
+{
+	const struct hbm_optdef *q = hbm_optdef_of("quantum");
+	const struct hbm_optdef *iq = hbm_optdef_of("initial-quantum");
+	char def[64];
+
+	if (!ASSERT_TRUE(q && iq, "both in the table"))
+		return;
+	ASSERT_EQ(q->cmds, HBM_CMD_ATTACH | HBM_CMD_SET, "quantum: commands");
+	ASSERT_EQ(iq->cmds, HBM_CMD_ATTACH | HBM_CMD_SET,
+		  "initial-quantum: commands");
+	ASSERT_STREQ(q->arg, "BYTES", "quantum's argument");
+	ASSERT_STREQ(iq->arg, "BYTES", "initial-quantum's argument");
+	ASSERT_STREQ(hbm_opt_default(q, HBM_CMD_ATTACH, def, sizeof(def)),
+		     "auto (2 MTU)", "quantum's default");
+	ASSERT_STREQ(hbm_opt_default(iq, HBM_CMD_ATTACH, def, sizeof(def)),
+		     "auto (10 MTU)", "initial-quantum's default");
+	ASSERT_TRUE(!hbm_opt_default(q, HBM_CMD_SET, def, sizeof(def)),
+		    "set keeps DEV's quantum");
+}
+
 HBM_TEST_MAIN(HBM_TEST(test_table), HBM_TEST(test_command_help),
-	      HBM_TEST(test_main_help), HBM_TEST(test_readme))
+	      HBM_TEST(test_main_help), HBM_TEST(test_readme),
+	      HBM_TEST(test_quantum_opts))

@@ -273,6 +273,8 @@ bad_attach 2 "mark threshold (2ms) must be below drop threshold (1ms)" "$DEV" --
 bad_attach 2 "burst must be positive" "$DEV" --burst 0
 bad_attach 2 "limit must be positive" "$DEV" --limit 0
 bad_attach 2 "flow-limit must be positive" "$DEV" --flow-limit 0
+bad_attach 2 "quantum 0 out of range (1..1048576 bytes, or auto)" "$DEV" --quantum 0
+bad_attach 2 "invalid initial-quantum 'abc'" "$DEV" --initial-quantum abc
 bad_attach 2 "unrecognized option '--bogus'" "$DEV" --bogus
 bad_attach 2 "invalid ecn 'maybe' (on or off)" "$DEV" --ecn maybe
 bad_attach 2 "$DEV has one tx queue; use --parent root" "$DEV" --parent mq
@@ -372,6 +374,10 @@ hbm_run "$HBM" show --json
 j=$(jq -c '[.devices[] | {dev, configured, instances, rate: .config.rate_bps}]' <<<"$out")
 assert_ok "show --json: exit $rc, parsed by jq" test "$rc" = 0 -a -n "$j"
 assert_str "$j" "[{\"dev\":\"$DEV\",\"configured\":true,\"instances\":1,\"rate\":70000000}]" "show --json: $DEV at 70mbit"
+# Auto quantums: 2 and 10 times (MTU + 14), a dummy being Ethernet.
+mtu=$(<"/sys/class/net/$DEV/mtu")
+j=$(jq -c '.devices[0].config | [.quantum, .initial_quantum, .quantum_auto, .initial_quantum_auto]' <<<"$out")
+assert_str "$j" "[$((2 * (mtu + 14))),$((10 * (mtu + 14))),true,true]" "show --json: auto quantums from $DEV's MTU"
 hbm_run "$HBM" show "$DEV"
 assert_ok "show $DEV: exit $rc, 'rate 70Mbit'" test "$rc" = 0 -a -z "$err"
 assert_ok "show $DEV prints the rate" has_line "$out" "  rate *70Mbit"
