@@ -7,9 +7,10 @@
  * by len / rate per packet, with at most `burst` of idle credit), which
  * gives it a departure time; a sender's own timestamp (TCP pacing,
  * SO_TXTIME) is honoured when later. Packets wait in per-flow rbtrees
- * ordered by departure time; the instance keeps its backlogged flows in an
- * rbtree keyed by their head's departure, so dequeue looks at one node and
- * either sends or arms the watchdog for exactly that time.
+ * ordered by departure time; among the flows whose head is due, dequeue
+ * serves new flows first and the others by deficit round robin, as sch_fq
+ * does, and a flow whose head is not due waits in a tree keyed by that
+ * head, for which the watchdog is armed.
  *
  * How far the virtual clock runs ahead of now (the delay the packet would
  * see in a real queue) drives HBM's congestion signals: over `mark` a
@@ -29,10 +30,9 @@
  * HBM's fixed values.
  *
  * Differences from sch_fq, whose EDT machinery this mirrors:
- *  - a flow is scheduled by its head's departure time when it becomes
- *    backlogged and after each dequeue. A packet that arrives with an
- *    earlier departure than the current head waits for that head, as in
- *    fq's throttled flows.
+ *  - the departure comes from one virtual clock per device (HBM), not
+ *    from each flow's pacing rate; sch_fq's new/old lists and throttled
+ *    tree order the flows (hbm_sched.bpf.h says where it differs).
  *  - an emptied flow stays in the flow table, idle, so that a flow whose
  *    queue drains between packets (the common case below the rate) does
  *    not allocate and free its flow for every packet (a third of the
@@ -59,10 +59,11 @@
  *    hbm_policy.bpf.h; the slot, hbm_sched_fast_add in hbm_sched.bpf.h),
  *    or its flow (hbm_enqueue_flow: hbm_flow_checkout, hbm_flows.bpf.h;
  *    hbm_charge; the packet queued in its flow, hbm_sched_add).
- *  hbm_dequeue (here): the fast slot's packet, else the earliest
- *    backlogged flow; its head sent (hbm_sched_fast_take or
- *    hbm_sched_take, hbm_sent) or the watchdog set (hbm_sched_wait,
- *    hbm_sched_quiet), all in hbm_sched.bpf.h.
+ *  hbm_dequeue (here): the fast slot's packet, else due flows moved out
+ *    of the throttled tree (hbm_unthrottle) and the next flow by deficit
+ *    round robin (hbm_sched_next); its head sent (hbm_sent) or the
+ *    watchdog set (hbm_sched_wait, hbm_sched_quiet), all in
+ *    hbm_sched.bpf.h.
  *  hbm_reset, hbm_destroy (here): hbm_purge (hbm_sched.bpf.h).
  *  hbm_state.bpf.h holds the objects and maps; hbm_ce.bpf.h the tcx ECN
  *  marker; include/hbm_edt.h the arithmetic, shared with the host tests.
@@ -266,7 +267,8 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 		hbm_sched_quiet(sch, inst, &ik, now);
 		return NULL;
 	}
-	hbm_unthrottle(inst, now);
+	if (inst->throttled_first && inst->throttled_first <= now)
+		hbm_unthrottle(inst, now);
 	skb = hbm_sched_next(inst, now, &more);
 	if (skb) {
 		hbm_sent(sch, inst, &ik, skb, now);
@@ -278,7 +280,7 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 		bpf_qdisc_watchdog_schedule(sch, now, hbm_timer_slack_ns);
 		return NULL;
 	}
-	at = hbm_sched_next_at(inst);
+	at = inst->throttled_first;
 	if (at)
 		hbm_sched_wait(sch, inst, &ik, now, at);
 	else

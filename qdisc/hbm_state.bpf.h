@@ -127,6 +127,7 @@ struct hbm_inst {
 	__u64 gc_next;			/* the next pass while quiet */
 	__u64 gc_armed;			/* gc_next the watchdog is set for */
 	__u64 armed_at;			/* the departure it is set for, or 0 */
+	__u64 throttled_first;		/* throttled's first head, 0: empty */
 	__u32 old_count;		/* flows in old_flows */
 	__u32 quantum;			/* DRR, in bytes: the configuration's, */
 	__u32 initial_quantum;		/* or the device's (hbm_sched_quanta) */

@@ -149,3 +149,71 @@ hbm_pct_of_ceiling() { # MBITS RATE_MBIT
 	awk -v g="$1" -v r="$2" -v e="$HBM_TCP_EFF" \
 		'BEGIN { printf "%.1f", 100 * g / (r * e) }'
 }
+
+# The scheduler tests (test_sched_*): bpf_hbm at a rate far above what the
+# VM forwards and thresholds far above the test's queues, so that the
+# virtual clock never delays or drops a datagram and only the order of
+# service among due flows is seen. A batch of datagrams stamped
+# (SO_TXTIME) to leave at one instant makes flows due together, as a late
+# watchdog does.
+HBM_SCHED_PORT=9100
+hbm_sched_attach() {
+	hbm_veth_setup || hbm_fatal "veth setup"
+	assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root \
+		--rate 100gbit --mark 10s --drop 20s --drop-large 20s \
+		--limit 20000 --flow-limit 5000 "$@" || hbm_done
+	# A batch is thousands of datagrams due at once: room for them on
+	# B's receive path (restored by hbm_sched_restore).
+	HBM_SCHED_BACKLOG=$(sysctl -n net.core.netdev_max_backlog)
+	sysctl -qw net.core.netdev_max_backlog=20000
+	trap 'hbm_sched_restore; hbm_cleanup' EXIT
+}
+hbm_sched_restore() {
+	sysctl -qw net.core.netdev_max_backlog="$HBM_SCHED_BACKLOG"
+}
+
+# CLOCK_MONOTONIC now plus MS milliseconds, in ns: hbm_sched_at MS
+hbm_sched_at() {
+	echo $(( $("$HBM_TOOLS/sched_probe" now) + $1 * 1000000 ))
+}
+
+# Record the first COUNT probe datagrams A's device transmits, in its
+# order, into FILE (sched_probe sniff: the qdisc's order of service and
+# release times, without B's receive backlog in between), with a sink for
+# them on B; wait until both are bound: hbm_sched_sniff COUNT FILE
+hbm_sched_sniff() {
+	inB "$HBM_TOOLS/sched_probe" recv -p "$HBM_SCHED_PORT" -c "$1" \
+		-T 5000 >/dev/null 2>"$2.sink" &
+	inA "$HBM_TOOLS/sched_probe" sniff -i "$DEV_A" -p "$HBM_SCHED_PORT" \
+		-c "$1" -T 5000 >"$2" 2>"$2.err" &
+	HBM_SCHED_RX=$!
+	for _ in $(seq 1 50); do
+		grep -q ready "$2.err" 2>/dev/null &&
+			grep -q ready "$2.sink" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	hbm_fatal "sniffer or sink not ready"
+}
+
+# One flow from A: hbm_sched_send SPORT [sched_probe send options]
+hbm_sched_send() {
+	local sport=$1
+	shift
+	inA "$HBM_TOOLS/sched_probe" send -d "$ADDR_B" -p "$HBM_SCHED_PORT" \
+		-S "$sport" -B 16000000 "$@" >/dev/null
+}
+
+# The P-th percentile (0-100, nearest rank) of the numbers on stdin, or -1
+# for none (mawk has no sort of its own): hbm_quantile P
+hbm_quantile() {
+	sort -n | awk -v p="$1" '{ a[NR] = $1 }
+		END { if (!NR) { print -1; exit }
+		      r = int(NR * p / 100 + 0.999999); if (r < 1) r = 1
+		      print a[r] }'
+}
+
+# Stamped datagrams of FILE queued after their departure time (the test's
+# senders were too slow for its margin: what it measures did not happen).
+hbm_sched_late_sends() {
+	awk '$5 && $4 > $5' "$1" | wc -l
+}
