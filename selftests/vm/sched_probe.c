@@ -52,10 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SO_TXTIME
-#define SO_TXTIME 61
-#define SCM_TXTIME SO_TXTIME
-#endif
+#include "probe.h"
 
 #define HBM_PROBE_MAGIC	0x68626d73	/* "hbms" */
 
@@ -65,14 +62,6 @@ struct hbm_probe_hdr {
 	uint64_t sent_ns;
 	uint64_t txtime_ns;
 };
-
-static uint64_t hbm_now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int hbm_usage(void)
 {
@@ -184,7 +173,7 @@ static int hbm_send(int argc, char **argv)
 		hbm_sleep_until(start);
 
 	for (i = 0; i < count; i++) {
-		char control[CMSG_SPACE(sizeof(uint64_t))] = {};
+		char control[HBM_TXTIME_CONTROL] = {};
 		struct hbm_probe_hdr *h = (struct hbm_probe_hdr *)buf;
 		struct iovec iov = { buf, size };
 		struct msghdr msg = {
@@ -200,18 +189,8 @@ static int hbm_send(int argc, char **argv)
 		h->txtime_ns = hbm_txtime_of(base, step, i, count, jumble);
 		if (h->txtime_ns && rel)
 			h->txtime_ns += h->sent_ns;
-		if (h->txtime_ns) {
-			struct cmsghdr *cm;
-
-			msg.msg_control = control;
-			msg.msg_controllen = sizeof(control);
-			cm = CMSG_FIRSTHDR(&msg);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_TXTIME;
-			cm->cmsg_len = CMSG_LEN(sizeof(h->txtime_ns));
-			memcpy(CMSG_DATA(cm), &h->txtime_ns,
-			       sizeof(h->txtime_ns));
-		}
+		if (h->txtime_ns)
+			hbm_msg_txtime(&msg, control, h->txtime_ns);
 		if (sendmsg(fd, &msg, 0) >= 0)
 			sent++;
 		else
@@ -240,22 +219,6 @@ static int64_t hbm_rt_offset(void)
 		}
 	}
 	return best;
-}
-
-/* The kernel's stamp of a received message (CLOCK_REALTIME), or now. */
-static uint64_t hbm_msg_stamp(struct msghdr *msg)
-{
-	struct cmsghdr *cm;
-	struct timespec ts;
-
-	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET ||
-		    cm->cmsg_type != SCM_TIMESTAMPNS)
-			continue;
-		memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
-		return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	}
-	return hbm_now_ns(CLOCK_REALTIME);
 }
 
 /*

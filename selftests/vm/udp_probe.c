@@ -37,18 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SO_TXTIME
-#define SO_TXTIME 61
-#define SCM_TXTIME SO_TXTIME
-#endif
-
-static uint64_t hbm_now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
+#include "probe.h"
 
 static int hbm_usage(void)
 {
@@ -157,7 +146,7 @@ static int hbm_send(int argc, char **argv)
 	}
 
 	for (i = 0; i < count; i++) {
-		char control[CMSG_SPACE(sizeof(uint64_t))] = {};
+		char control[HBM_TXTIME_CONTROL] = {};
 		struct iovec iov = { buf, size };
 		struct msghdr msg = {
 			.msg_name = &dst, .msg_namelen = sizeof(dst),
@@ -167,18 +156,8 @@ static int hbm_send(int argc, char **argv)
 
 		if (!first)
 			first = hbm_now_ns(CLOCK_REALTIME);
-		if (txtime >= 0) {
-			struct cmsghdr *cm;
-			uint64_t at = now + txtime;
-
-			msg.msg_control = control;
-			msg.msg_controllen = sizeof(control);
-			cm = CMSG_FIRSTHDR(&msg);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_TXTIME;
-			cm->cmsg_len = CMSG_LEN(sizeof(at));
-			memcpy(CMSG_DATA(cm), &at, sizeof(at));
-		}
+		if (txtime >= 0)
+			hbm_msg_txtime(&msg, control, now + txtime);
 		if (sendmsg(fd, &msg, 0) >= 0)
 			sent++;
 		else if (errno != ENOBUFS)
@@ -234,25 +213,12 @@ static int hbm_recv(int argc, char **argv)
 			.msg_controllen = sizeof(control),
 		};
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t at = 0;
-		struct cmsghdr *cm;
 
 		if (poll(&p, 1, timeout) <= 0)
 			break;
 		if (recvmsg(fd, &msg, 0) < 0)
 			break;
-		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-			struct timespec ts;
-
-			if (cm->cmsg_level != SOL_SOCKET ||
-			    cm->cmsg_type != SCM_TIMESTAMPNS)
-				continue;
-			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
-			at = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-		}
-		if (!at)
-			at = hbm_now_ns(CLOCK_REALTIME);
-		printf("%llu\n", (unsigned long long)at);
+		printf("%llu\n", (unsigned long long)hbm_msg_stamp(&msg));
 		fflush(stdout);
 		got++;
 	}
