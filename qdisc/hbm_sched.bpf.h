@@ -169,11 +169,19 @@ static __always_inline void hbm_throttled_first_update(struct hbm_inst *inst)
 				    0;
 }
 
+/* Put @flow at the back of the old list, counted (under inst->lock). */
+static __always_inline void hbm_old_push_back(struct hbm_inst *inst,
+					      struct hbm_flow *flow)
+{
+	flow->sched = HBM_SCHED_OLD;
+	hbm_list_push_back(&inst->old_flows, &flow->sched_node);
+	inst->old_count++;
+}
+
 /* Move flows whose head is due from the throttled tree to the old list. */
 static __always_inline void hbm_unthrottle(struct hbm_inst *inst, __u64 now)
 {
 	struct bpf_rb_node *n;
-	struct hbm_flow *flow;
 	int i;
 
 	bpf_for(i, 0, HBM_UNTHROTTLE_MAX) {
@@ -190,10 +198,7 @@ static __always_inline void hbm_unthrottle(struct hbm_inst *inst, __u64 now)
 			bpf_spin_unlock(&inst->lock);
 			return;
 		}
-		flow = container_of(n, struct hbm_flow, rb);
-		flow->sched = HBM_SCHED_OLD;
-		hbm_list_push_back(&inst->old_flows, &flow->sched_node);
-		inst->old_count++;
+		hbm_old_push_back(inst, container_of(n, struct hbm_flow, rb));
 		hbm_throttled_first_update(inst);
 		bpf_spin_unlock(&inst->lock);
 	}
@@ -242,9 +247,7 @@ static __always_inline struct sk_buff *hbm_sched_take(struct hbm_inst *inst,
 	}
 	bpf_spin_lock(&inst->lock);
 	if (!flow->qlen) {
-		flow->sched = HBM_SCHED_OLD;
-		hbm_list_push_back(&inst->old_flows, &flow->sched_node);
-		inst->old_count++;
+		hbm_old_push_back(inst, flow);
 	} else if (from_new) {
 		hbm_list_push_front(&inst->new_flows, &flow->sched_node);
 	} else {
@@ -306,9 +309,7 @@ static __always_inline struct sk_buff *hbm_sched_next(struct hbm_inst *inst,
 				flow->credit += (__u32)(-flow->credit) /
 						inst->quantum * inst->quantum;
 			flow->credit += inst->quantum;
-			flow->sched = HBM_SCHED_OLD;
-			hbm_list_push_back(&inst->old_flows, &flow->sched_node);
-			inst->old_count++;
+			hbm_old_push_back(inst, flow);
 			bpf_spin_unlock(&inst->lock);
 			continue;
 		}
