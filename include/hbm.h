@@ -15,7 +15,7 @@
 #include <linux/bpf.h>		/* struct bpf_spin_lock */
 #endif
 
-#define HBM_ABI_VERSION		6
+#define HBM_ABI_VERSION		7
 
 #define HBM_NSEC_PER_USEC	1000ULL
 #define HBM_NSEC_PER_SEC	1000000000ULL
@@ -143,6 +143,7 @@ struct hbm_dev_rate {
 	__u64 vq_time;		/* virtual clock, ns (CLOCK_MONOTONIC) */
 	__u64 vq_rem;		/* remainder, in units of 1 / rate_bps ns */
 	__s64 delta_ns;		/* virtual-queue delay of the last packet */
+	/* These five: of instances destroyed, the rest in hbm_inst_info. */
 	__u64 enqueued;		/* packets accepted */
 	__u64 packets;		/* packets sent (dequeued) */
 	__u64 bytes;		/* bytes sent, qdisc_pkt_len */
@@ -158,6 +159,7 @@ struct hbm_dev_rate {
 	__u64 tstamp_tai;	/* departure stamps on CLOCK_TAI, converted */
 	__u64 tstamp_realtime;	/* ... on CLOCK_REALTIME, not honoured */
 	__u64 fastpath;		/* due on arrival into an empty instance */
+	__u64 late_at;		/* when late_ns took its last sample */
 };
 
 /* One qdisc instance: the root, or one mq child (map hbm_instances). */
@@ -178,6 +180,17 @@ struct hbm_inst_info {
 	__u64 backlog;		/* bytes queued */
 	__u32 idle_flows;	/* emptied flows still in the flow table */
 	__u32 __pad;
+	/*
+	 * The per-packet counters of the device (hbm_dev_rate's of the same
+	 * names) counted here while the instance lives, under its qdisc's
+	 * lock instead of an atomic on the shared rate state: show adds
+	 * them up, and destroy folds them into the rate state.
+	 */
+	__u64 enqueued;
+	__u64 packets;
+	__u64 bytes;
+	__u64 delayed;
+	__u64 fastpath;
 };
 
 #endif /* HBM_H */

@@ -77,12 +77,14 @@ static __always_inline __s64 hbm_vq_charge(struct hbm_vq *vq, __u64 now,
  * A packet released late kept the link idle for that long, and the senders
  * behind it (TCP small queues, their ACK clock) come back late and then all
  * at once. Charged as HBM charges a sender, that lateness would be lost rate
- * (the idle credit forgets it) and a burst over the thresholds (CN and drops
- * for a queue the shaper made). So the idle credit is burst + allowance, and
- * the delay judged against mark and drop is the virtual queue's delay less
- * the allowance. On a host whose timers fire within the burst the allowance
- * is 0 and this is HBM exactly; under a hypervisor's jitter it follows the
- * jitter.
+ * (the idle credit forgets it) and the burst that follows would queue over
+ * the thresholds (CN and drops for a queue the shaper made). So the idle
+ * credit is burst + allowance: the burst after a late release finds the
+ * clock behind now by what the release lost. The thresholds are not raised:
+ * a queue that persists is the senders', and raising them by the lateness
+ * kept one standing (bench/README.md). On a host whose timers fire within
+ * the burst the allowance is 0 and this is HBM exactly; under a
+ * hypervisor's jitter it follows the jitter.
  */
 static __always_inline __u64 hbm_late_allowance(__u64 burst_ns, __u64 late_ns,
 						__u32 flags)
@@ -94,21 +96,32 @@ static __always_inline __u64 hbm_late_allowance(__u64 burst_ns, __u64 late_ns,
 	return late_ns > burst_ns ? late_ns - burst_ns : 0;
 }
 
-/* How fast the lateness envelope decays: 1/2^shift of the gap per sample. */
-#define HBM_LATE_DECAY_SHIFT	4
+/*
+ * How long the lateness envelope remembers a stall: it decays towards
+ * smaller samples by the fraction of this time that passed since the last
+ * sample, about 1/e of the gap per HBM_LATE_MEMORY_NS.
+ */
+#define HBM_LATE_MEMORY_NS	(1000 * 1000 * 1000ULL)
 
 /*
  * Follow the release lateness with an envelope: it jumps up to a larger
- * sample at once and decays towards smaller ones by 1/16 of the gap per
- * sample, so it sits in the upper part of the recent lateness distribution
- * (a stall must be covered the first time it recurs, not on average), and
- * forgets a single stall within a few dozen packets.
+ * sample at once and decays towards smaller ones with time (@dt_ns since
+ * the previous sample), so it sits near the largest lateness of the last
+ * HBM_LATE_MEMORY_NS whatever the packet rate: a stall must be covered
+ * the next time it recurs, and under a hypervisor stalls recur every few
+ * hundred milliseconds. Samples are taken up to the memory (a second's
+ * stall is no shaping to allow for), which keeps the product below 2^60.
  */
-static __always_inline __u64 hbm_late_track(__u64 env_ns, __u64 sample_ns)
+static __always_inline __u64 hbm_late_track(__u64 env_ns, __u64 sample_ns,
+					    __u64 dt_ns)
 {
-	if (sample_ns >= env_ns)
+	if (sample_ns > HBM_LATE_MEMORY_NS)
+		sample_ns = HBM_LATE_MEMORY_NS;
+	if (env_ns > HBM_LATE_MEMORY_NS)
+		env_ns = HBM_LATE_MEMORY_NS;
+	if (sample_ns >= env_ns || dt_ns >= HBM_LATE_MEMORY_NS)
 		return sample_ns;
-	return env_ns - ((env_ns - sample_ns) >> HBM_LATE_DECAY_SHIFT);
+	return env_ns - (env_ns - sample_ns) * dt_ns / HBM_LATE_MEMORY_NS;
 }
 
 /* The late_hist bucket of a lateness (see HBM_LATE_BUCKETS). */

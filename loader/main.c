@@ -77,11 +77,11 @@ static const char hbm_help[] =
 "  --late-credit on|off on (default): senders are not charged for the\n"
 "                       shaper's own lateness. Where packets leave later\n"
 "                       than `burst` after the time the watchdog was set for\n"
-"                       (the envelope of that lateness, up to 4ms: a\n"
-"                       hypervisor's timer jitter), the excess is added to\n"
-"                       the idle credit and to mark, drop and drop-large;\n"
+"                       (the envelope of that lateness over about a second,\n"
+"                       up to 4ms: a hypervisor's timer jitter), the excess\n"
+"                       is added to the idle credit; the thresholds stay;\n"
 "                       on a host whose timers keep within `burst`, nothing\n"
-"                       is added. off: HBM's fixed burst and thresholds\n"
+"                       is added. off: HBM's fixed burst\n"
 "  --quantum BYTES      deficit round robin among the flows whose head is\n"
 "                       due, as tc-fq: a flow sends while its credit lasts,\n"
 "                       then gets BYTES more and goes to the back of the\n"
@@ -185,7 +185,7 @@ static const char hbm_help[] =
 "  --flow-limit N     packets per flow (default 100)\n"			\
 "  --horizon TIME     timestamp horizon (default 10s)\n"		\
 "  --cn on|off        NET_XMIT_CN to TCP senders over mark (default on)\n" \
-"  --late-credit on|off  credit and thresholds allow for the shaper's own\n" \
+"  --late-credit on|off  the idle credit allows for the shaper's own\n" \
 "                     release lateness (default on)\n" \
 "  --quantum BYTES    DRR credit per round among due flows, as tc-fq\n"	\
 "                     (default auto (2 MTU), 1..1048576)\n"		\

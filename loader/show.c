@@ -189,6 +189,11 @@ static int hbm_sum_one(const void *k, void *ctx)
 		c->st[i].flows += info->flows;
 		c->st[i].idle_flows += info->idle_flows;
 		c->st[i].backlog += info->backlog;
+		c->st[i].dr.enqueued += info->enqueued;
+		c->st[i].dr.packets += info->packets;
+		c->st[i].dr.bytes += info->bytes;
+		c->st[i].dr.delayed += info->delayed;
+		c->st[i].dr.fastpath += info->fastpath;
 		break;
 	}
 	return 0;

@@ -23,11 +23,11 @@
  *
  * The shaper's own lateness is not charged to the senders: dequeue measures
  * how late the first packet after each watchdog time left, and what the
- * envelope of that lateness exceeds `burst` by (0 on a host whose timers
- * keep time, about a millisecond under a hypervisor's jitter) is added to
- * the idle credit and subtracted from the delay judged against the
- * thresholds (hbm_late_allowance in hbm_edt.h). `--late-credit off` gives
- * HBM's fixed values.
+ * envelope of that lateness (the largest of about the last second)
+ * exceeds `burst` by (0 on a host whose timers keep time, a millisecond or
+ * more under a hypervisor's jitter) is added to the idle credit
+ * (hbm_late_allowance in hbm_edt.h). The thresholds stay HBM's.
+ * `--late-credit off` gives HBM's fixed burst.
  *
  * Differences from sch_fq, whose EDT machinery this mirrors:
  *  - the departure comes from one virtual clock per device (HBM), not
@@ -82,17 +82,16 @@
 
 char _license[] SEC("license") = "GPL";
 
-/* A packet accepted: the qdisc's, the instance's and the device rate's counts. */
+/* A packet accepted: the qdisc's and the instance's counts. */
 static __always_inline void hbm_count_accepted(struct Qdisc *sch,
 					       struct hbm_inst *inst,
-					       struct hbm_dev_rate *dr, __u32 len,
-					       bool delayed)
+					       __u32 len, bool delayed)
 {
 	if (delayed) {
-		__sync_fetch_and_add(&dr->delayed, 1);
+		inst->info.delayed++;
 		sch->qstats.overlimits++;
 	}
-	__sync_fetch_and_add(&dr->enqueued, 1);
+	inst->info.enqueued++;
 	sch->qstats.backlog += len;
 	sch->q.qlen++;
 	inst->info.qlen++;
@@ -114,9 +113,9 @@ static __always_inline int hbm_drop(struct Qdisc *sch, struct hbm_dev_rate *dr,
 /* What HBM's drop verdict is counted as: over drop, or non-TCP over mark. */
 static __always_inline enum hbm_drop_reason
 hbm_verdict_reason(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
-		   __s64 judged)
+		   __s64 delay)
 {
-	return pkt->is_tcp || judged > (__s64)hbm_drop_thresh(cfg, pkt->len) ?
+	return pkt->is_tcp || delay > (__s64)hbm_drop_thresh(cfg, pkt->len) ?
 	       HBM_DROP_THRESH : HBM_DROP_NONTCP;
 }
 
@@ -129,16 +128,16 @@ hbm_enqueue_fast(struct Qdisc *sch, struct hbm_inst *inst,
 {
 	__u64 departure, charge;
 	enum hbm_verdict v;
-	__s64 judged;
+	__s64 delay;
 
-	v = hbm_charge(dr, cfg, pkt, now, &charge, &departure, &judged);
+	v = hbm_charge(dr, cfg, pkt, now, &charge, &departure, &delay);
 	if (v == HBM_DROP)
 		return hbm_drop(sch, dr, skb, to_free,
-				hbm_verdict_reason(cfg, pkt, judged));
+				hbm_verdict_reason(cfg, pkt, delay));
 	if (tstamp > departure)
 		departure = tstamp;
-	hbm_count_accepted(sch, inst, dr, pkt->len, departure > now);
-	__sync_fetch_and_add(&dr->fastpath, 1);
+	hbm_count_accepted(sch, inst, pkt->len, departure > now);
+	inst->info.fastpath++;
 	skb = hbm_sched_fast_add(inst, skb, departure, charge);
 	if (skb)	/* the slot held one after all: never */
 		bpf_qdisc_skb_drop(skb, to_free);
@@ -161,7 +160,7 @@ hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
 	__u64 departure, charge;
 	struct hbm_flow *flow;
 	enum hbm_verdict v;
-	__s64 judged;
+	__s64 delay;
 
 	fk->hash = bpf_skb_get_hash(skb);
 	hbm_sched_quanta(inst, cfg, sch);
@@ -178,18 +177,18 @@ hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
 		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_NOMEM);
 	}
 
-	v = hbm_charge(dr, cfg, pkt, now, &charge, &departure, &judged);
+	v = hbm_charge(dr, cfg, pkt, now, &charge, &departure, &delay);
 	if (v == HBM_DROP) {
 		hbm_obj_drop(skbn);
 		hbm_flow_checkin(inst, slot, flow, fk, now);
 		return hbm_drop(sch, dr, skb, to_free,
-				hbm_verdict_reason(cfg, pkt, judged));
+				hbm_verdict_reason(cfg, pkt, delay));
 	}
 
 	/* Never before the sender's own departure time. */
 	if (tstamp > departure)
 		departure = tstamp;
-	hbm_count_accepted(sch, inst, dr, pkt->len, departure > now);
+	hbm_count_accepted(sch, inst, pkt->len, departure > now);
 
 	skbn->departure = departure;
 	skbn->charge_ns = charge;
@@ -359,6 +358,17 @@ undo_inst:
 	return -ENOMEM;
 }
 
+/* Add an instance's per-packet counts to its device's, as it goes. */
+static __always_inline void hbm_fold_counts(struct hbm_dev_rate *dr,
+					    const struct hbm_inst_info *info)
+{
+	__sync_fetch_and_add(&dr->enqueued, info->enqueued);
+	__sync_fetch_and_add(&dr->packets, info->packets);
+	__sync_fetch_and_add(&dr->bytes, info->bytes);
+	__sync_fetch_and_add(&dr->delayed, info->delayed);
+	__sync_fetch_and_add(&dr->fastpath, info->fastpath);
+}
+
 SEC("struct_ops")
 void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 {
@@ -374,6 +384,9 @@ void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 	fk.hash = HBM_OVERFLOW_HASH;
 	hbm_slot_free(&fk);
 	bpf_map_delete_elem(&hbm_flows, &fk);
+	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
+	if (dr)		/* the instance's counts outlive it */
+		hbm_fold_counts(dr, &inst->info);
 	bpf_map_delete_elem(&hbm_instances, &fk.inst);
 
 	/*
@@ -382,7 +395,6 @@ void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 	 * itself is going away: its ifindex, and its namespace's inode number,
 	 * may name another device later, which must not inherit it.
 	 */
-	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
 	if (dr && __sync_fetch_and_sub(&dr->instances, 1) == 1) {
 		bpf_map_delete_elem(&hbm_dev_rates, &fk.inst);
 		if (sch->dev_queue->dev->reg_state != NETREG_REGISTERED)

@@ -44,8 +44,6 @@ int hbm_ce(struct __sk_buff *ctx)
 	hbm_config_of(&dev, &cfg);
 	if (!(cfg.flags & HBM_F_ECN))
 		return TCX_NEXT;
-	delta -= (__s64)hbm_late_allowance(cfg.burst_ns, READ_ONCE(dr->late_ns),
-					   cfg.flags);
 	if (delta > (__s64)cfg.mark_ns && bpf_skb_ecn_set_ce(ctx))
 		__sync_fetch_and_add(&dr->ce, 1);
 	return TCX_NEXT;

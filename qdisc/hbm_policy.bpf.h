@@ -111,13 +111,15 @@ static __always_inline void hbm_count_drop(struct hbm_dev_rate *dr,
  * Charge a packet to the device's virtual queue and give HBM's verdict on
  * it, with the departure the clock gives it and what it cost the clock
  * (@charge, given back if it is purged before it leaves). A
- * dropped packet's slot is given back at once. @judged is the delay judged
- * against the thresholds: the queue's, less the lateness allowance.
+ * dropped packet's slot is given back at once. @delay is the virtual
+ * queue's delay, judged against HBM's thresholds as it is: the allowance
+ * for the shaper's lateness widens the idle credit only (thresholds raised
+ * by it kept a standing queue as long as the lateness, bench/README.md).
  */
 static __always_inline enum hbm_verdict
 hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 	   const struct hbm_pkt *pkt, __u64 now, __u64 *charge,
-	   __u64 *departure, __s64 *judged)
+	   __u64 *departure, __s64 *delay)
 {
 	enum hbm_verdict v;
 	__u64 allow;
@@ -146,8 +148,8 @@ hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 		delta = hbm_vq_charge(&vq, now, pkt->len, cfg->rate_bps,
 				      cfg->burst_ns + allow, departure);
 		*charge = vq.time - *departure;
-		*judged = delta - (__s64)allow;
-		v = hbm_decide(cfg, pkt, *judged, rnd, &guarded);
+		*delay = delta;
+		v = hbm_decide(cfg, pkt, delta, rnd, &guarded);
 		if (v == HBM_DROP)
 			hbm_vq_refund(&vq, pkt->len, cfg->rate_bps);
 		dr->vq_time = vq.time;
@@ -188,14 +190,16 @@ static __always_inline void hbm_dev_rate_refund(struct hbm_dev_rate *dr,
  * shaper's own lateness follows (hbm_late_allowance). Children of one mq
  * may race on the envelope; a lost update only delays it by a sample.
  */
-static __always_inline void hbm_late_record(struct hbm_dev_rate *dr, __u64 late)
+static __always_inline void hbm_late_record(struct hbm_dev_rate *dr, __u64 late,
+					    __u64 now)
 {
 	__u32 b = hbm_late_bucket(late);
 
 	if (b < HBM_LATE_BUCKETS)
 		__sync_fetch_and_add(&dr->late_hist[b], 1);
 	__sync_fetch_and_add(&dr->late_sum_ns, late);
-	dr->late_ns = hbm_late_track(dr->late_ns, late);
+	dr->late_ns = hbm_late_track(dr->late_ns, late, now - dr->late_at);
+	dr->late_at = now;
 }
 
 #endif /* HBM_POLICY_BPF_H */

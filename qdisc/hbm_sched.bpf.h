@@ -380,16 +380,15 @@ static __always_inline void hbm_sent(struct Qdisc *sch, struct hbm_inst *inst,
 	inst->info.qlen--;
 	inst->info.backlog -= len;
 	bpf_qdisc_bstats_update(sch, skb);
-	dr = bpf_map_lookup_elem(&hbm_dev_rates, ik);
-	if (!dr)
-		return;
-	__sync_fetch_and_add(&dr->packets, 1);
-	__sync_fetch_and_add(&dr->bytes, len);
+	inst->info.packets++;
+	inst->info.bytes += len;
 	/* The first packet since the watchdog was set for it. */
 	armed = inst->armed_at;
 	if (armed && now >= armed) {
 		inst->armed_at = 0;
-		hbm_late_record(dr, now - armed);
+		dr = bpf_map_lookup_elem(&hbm_dev_rates, ik);
+		if (dr)
+			hbm_late_record(dr, now - armed, now);
 	}
 }
 

@@ -329,28 +329,45 @@ static void test_late_bucket(void)
 }
 
 /*
- * The envelope jumps to a stall and decays by 1/16 of the gap per
- * sample: a single stall is forgotten (down to a tenth) within 40 samples,
- * a stall every 8 packets keeps it high.
+ * The envelope jumps to a stall and decays with time, not with samples:
+ * about 1/e of the gap per HBM_LATE_MEMORY_NS however many samples it
+ * took, so a stall is remembered as long at 100 Mbit/s as at 10 Gbit/s.
  */
 static void test_late_envelope(void)
 {
-	__u64 env = 0;
+	const __u64 ms = 1000 * 1000;
+	__u64 env = 0, fast, slow;
 	int i;
 
-	env = hbm_late_track(env, 20000);
+	env = hbm_late_track(env, 20000, ms);
 	ASSERT_U64_EQ(env, 20000, "jumps to the first sample");
-	env = hbm_late_track(env, 1000000);
-	ASSERT_U64_EQ(env, 1000000, "jumps to a stall");
-	env = hbm_late_track(env, 0);
-	ASSERT_U64_EQ(env, 1000000 - 1000000 / 16, "decays by 1/16");
-	for (i = 0; i < 40; i++)
-		env = hbm_late_track(env, 10000);
-	ASSERT_LT(env, 110000, "a single stall is forgotten");
-	ASSERT_GE(env, 10000, "never below what it sees");
-	for (i = 0; i < 400; i++)
-		env = hbm_late_track(env, i % 8 ? 10000 : 1000000);
-	ASSERT_GT(env, 500000, "recurring stalls keep it up");
+	env = hbm_late_track(env, ms, ms);
+	ASSERT_U64_EQ(env, ms, "jumps to a stall");
+	env = hbm_late_track(env, 0, HBM_LATE_MEMORY_NS / 16);
+	ASSERT_U64_EQ(env, ms - ms / 16, "decays by the time passed");
+	ASSERT_U64_EQ(hbm_late_track(ms, 0, 0), ms, "no time, no decay");
+	ASSERT_U64_EQ(hbm_late_track(ms, 10000, HBM_LATE_MEMORY_NS), 10000,
+		      "forgotten after the memory");
+
+	/* 100 ms of samples, one every 10 us or one every 1 ms. */
+	fast = slow = ms;
+	for (i = 0; i < 10000; i++)
+		fast = hbm_late_track(fast, 10000, 10000);
+	for (i = 0; i < 100; i++)
+		slow = hbm_late_track(slow, 10000, ms);
+	ASSERT_GT(fast, 850000, "remembered at a high sample rate");
+	ASSERT_LT(fast, 950000, "but decaying");
+	ASSERT_LT(fast > slow ? fast - slow : slow - fast, 5000,
+		  "as at a low one");
+
+	/* 3 s of 10 us lateness with a 2 ms stall every 300 ms. */
+	for (i = 0, env = 0; i < 3000; i++)
+		env = hbm_late_track(env, i % 300 ? 10000 : 2 * ms, ms);
+	ASSERT_GT(env, ms, "recurring stalls keep it up");
+	ASSERT_U64_EQ(hbm_late_track(UINT64_MAX, UINT64_MAX, UINT64_MAX),
+		      HBM_LATE_MEMORY_NS, "samples beyond the memory are capped");
+	ASSERT_U64_EQ(hbm_late_track(UINT64_MAX, 0, HBM_LATE_MEMORY_NS - 1),
+		      1, "no overflow at the extremes");
 }
 
 /*
@@ -377,31 +394,36 @@ static void test_late_allowance(void)
 }
 
 /*
- * With the allowance, a clock that forgot less idle time still starts a
- * burst from now - (burst + allowance), and a packet judged at
- * delta - allowance is not marked where HBM's fixed thresholds would drop.
+ * The allowance widens the idle credit only: after an idle spell a burst
+ * of burst + allowance leaves at once without a mark, and past that the
+ * queue is judged at HBM's own thresholds.
  */
 static void test_late_allowance_in_decide(void)
 {
 	struct hbm_pkt pkt = { .len = 1514, .is_tcp = 1, .packets_out = 10 };
 	__u64 allow = hbm_late_allowance(def_cfg.burst_ns, 1000000, 0);
+	const __u64 rate = 200000000ULL;	/* 60.56 us per 1514 bytes */
 	struct hbm_vq vq = {};
 	uint64_t now = 5000000000ULL;
+	int64_t delta, first;
+	int guarded, n = 0;
 	__u64 dep;
-	int64_t delta;
-	int guarded;
 
-	delta = hbm_vq_charge(&vq, now, 1514, 200000000ULL,
-			      def_cfg.burst_ns + allow, &dep);
-	ASSERT_EQ(delta, -1000000, "credit is the lateness envelope");
+	first = hbm_vq_charge(&vq, now, 1514, rate, def_cfg.burst_ns + allow,
+			      &dep);
+	ASSERT_EQ(first, -1000000, "credit is the lateness envelope");
+	do {
+		delta = hbm_vq_charge(&vq, now, 1514, rate,
+				      def_cfg.burst_ns + allow, &dep);
+		n++;
+	} while (delta <= 0 && n < 100);
+	ASSERT_EQ(n, 1000000 / 60560 + 1, "a millisecond's burst is credit");
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, delta, 0, &guarded), HBM_PASS,
+		  "the packet after the credit is below mark");
 	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 600000, 0, &guarded), HBM_DROP,
-		  "600us is a drop at HBM's thresholds");
-	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 600000 - (int64_t)allow, 0,
-			     &guarded), HBM_PASS,
-		  "600us judged less the allowance passes");
-	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 1500000 - (int64_t)allow,
-			     UINT32_MAX, &guarded), HBM_DROP,
-		  "1.5ms judged less the allowance is still a drop");
+		  "600us is a drop, allowance or not");
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 40000, UINT32_MAX, &guarded),
+		  HBM_PASS, "40us passes, as in HBM");
 }
 
 HBM_TEST_MAIN(

@@ -6,8 +6,8 @@
 #     running sender shapes to the default 1 Gbit/s (bpf-hbm show reports
 #     the default config, and a sender that exceeds 1 Gbit/s unshaped is
 #     held to it);
-# (b) `bpf-hbm set --rate` on a TCP transfer changes the rate the peer
-#     receives within a second, without re-attaching, without a burst of
+# (b) `bpf-hbm set --rate` on a TCP transfer, at the defaults otherwise,
+#     changes the rate the peer receives within a second, without re-attaching, without a burst of
 #     drops and without breaking the connection;
 # (c) `bpf-hbm detach` under 4 full TCP flows, with a thousand skbs
 #     queued, restores noqueue, traffic keeps flowing, and every skb the
@@ -112,33 +112,29 @@ done
 assert_ok "tc qdisc del" inA tc qdisc del dev "$DEV_A" root
 
 section "(b)"
-## (b) set --rate mid-transfer: one TCP flow at 20 Mbit/s, set to 10 once
+## (b) set --rate mid-transfer, at the defaults (no --burst, --mark or
+## --drop: what a user runs): one TCP flow at 200 Mbit/s, set to 100 once
 ## it has run for ~5 s. The L2 rate B receives over the second after the
-## first one that follows the set is 90-110% of 10; the first second must
-## already be under 125% of 10, and the 2 s before the set 85-110% of 20.
-## The thresholds are sized for these rates and the emulator, as the
-## burst is for TCG: HBM's defaults (mark 50 us, drop 480 us for large
-## packets) are less than one 1514-byte frame's time at 20 Mbit/s
-## (605 us), so every packet queued behind another brings CN or a drop;
-## with the emulator's timer jitter (milliseconds, more when the host is
-## busy) one flow then gets 60-90% of the rate. With mark 10 ms and drop
-## 50 ms TCP keeps a few packets queued and is held at the rate by CN.
+## first one that follows the set is 90-110% of 100; the first second must
+## already be under 125% of 100, and the 2 s before the set 85-110% of 200.
 ## Drops: the threshold drops from the set until ~1.5 s after it (when the
-## sender's window, sized for 20, meets the new 10), per second, are at
-## most 3x those of the window just before the set, or 8/s (1% of the
-## ~825 packets/s 10 Mbit/s carries), whichever is larger: the change
-## costs no burst of losses. The windows are the time between reads of the
-## counters, seconds apart under TCG, so both are taken as rates.
+## sender's window, sized for 200, meets the new 100), per second, are at
+## most 3x those of the window just before the set, or 1% of the full
+## frames per second 100 Mbit/s carries (83/s), whichever is larger: the
+## change costs no burst of losses. The windows are the time between reads
+## of the counters, seconds apart under TCG, so both are taken as rates. A
+## count that cannot be read fails the test.
+R1=200 R2=100
 thr() { # THR: threshold drops, THR_T: when they were read
 	local j
 
 	j=$(inA "$HBM" show "$DEV_A" --json)
 	THR_T=$EPOCHREALTIME
-	THR=-1
-	[[ $j =~ \"threshold\":([0-9]+) ]] && THR=${BASH_REMATCH[1]}
+	THR=$(echo "$j" | jq -er '.devices[0].drops.threshold') || THR=
+	[[ $THR =~ ^[0-9]+$ ]] || hbm_fatal "show --json gave no threshold drops: '$j'"
 }
-assert_ok "attach --rate 20mbit" inA "$HBM" attach "$DEV_A" --parent root \
-	--rate 20mbit --burst "$HBM_VM_BURST" --mark 10ms --drop 50ms || hbm_done
+assert_ok "attach --rate ${R1}mbit" inA "$HBM" attach "$DEV_A" --parent root \
+	--rate "${R1}mbit" || hbm_done
 h0=$(root_handle)
 serve 5305
 # Long enough for the slowest VM; stopped once measured.
@@ -148,13 +144,13 @@ ipb=$!
 flowing
 sleep 2
 thr; d0=$THR t0=$THR_T
-r20=$(hbm_rx_rate 2)
+r_before=$(hbm_rx_rate 2)
 thr; d1=$THR t1=$THR_T
-inA "$HBM" set "$DEV_A" --rate 10mbit
+inA "$HBM" set "$DEV_A" --rate "${R2}mbit"
 set_rc=$?
 r_first=$(hbm_rx_rate 1)
 thr; d2=$THR t2=$THR_T
-r10=$(hbm_rx_rate 1)
+r_after=$(hbm_rx_rate 1)
 kill -0 "$ipb" 2>/dev/null
 alive=$?
 kill -INT "$ipb" 2>/dev/null
@@ -162,19 +158,20 @@ wait "$ipb"
 h1=$(root_handle)
 inA "$HBM" show "$DEV_A"
 tail -n 4 "/tmp/$HBM_TEST.b"
-assert_eq "$set_rc" 0 "set --rate 10mbit"
-assert_between "$(pct "$r20" 20)" 85 110 "before the set: $r20 Mbit/s, 85-110% of 20"
-assert_le "$(pct "$r_first" 10)" 125 "first second after the set: $r_first Mbit/s, under 125% of 10"
-assert_between "$(pct "$r10" 10)" 90 110 "next second: $r10 Mbit/s, 90-110% of 10"
+assert_eq "$set_rc" 0 "set --rate ${R2}mbit"
+assert_between "$(pct "$r_before" $R1)" 85 110 "before the set: $r_before Mbit/s, 85-110% of $R1"
+assert_le "$(pct "$r_first" $R2)" 125 "first second after the set: $r_first Mbit/s, under 125% of $R2"
+assert_between "$(pct "$r_after" $R2)" 90 110 "next second: $r_after Mbit/s, 90-110% of $R2"
 rates=$(awk -v a="$((d1 - d0))" -v b="$((d2 - d1))" -v t0="$t0" -v t1="$t1" \
 	-v t2="$t2" 'BEGIN { printf "%.2f %.2f %.1f %.1f", a / (t1 - t0),
 		b / (t2 - t1), t1 - t0, t2 - t1 }')
 read -r before after w0 w1 <<<"$rates"
-bound=$(awk -v b="$before" 'BEGIN { print (3 * b > 8 ? 3 * b : 8) }')
+floor=$((R2 * 1000000 / (1514 * 8) / 100))
+bound=$(awk -v b="$before" -v f="$floor" 'BEGIN { print (3 * b > f ? 3 * b : f) }')
 assert_le "$after" "$bound" "threshold drops/s after the set: $after ($((d2 - d1)) in ${w1}s; before $before/s, $((d1 - d0)) in ${w0}s)"
 assert_ok "set did not re-attach (handle $h0 -> $h1)" test "$h1" = "$h0"
 assert_eq "$alive" 0 "the TCP connection survived the set"
-hbm_report "(b) 20 -> 10 Mbit/s: before $r20, first second $r_first, next second $r10 Mbit/s; threshold drops $before/s before, $after/s after"
+hbm_report "(b) $R1 -> $R2 Mbit/s at the defaults: before $r_before, first second $r_first, next second $r_after Mbit/s; threshold drops $before/s before, $after/s after"
 assert_ok "detach" inA "$HBM" detach "$DEV_A"
 
 section "(c)"
