@@ -160,6 +160,7 @@ struct hbm_dev_rate {
 	__u64 tstamp_realtime;	/* ... on CLOCK_REALTIME, not honoured */
 	__u64 fastpath;		/* due on arrival into an empty instance */
 	__u64 late_at;		/* when late_ns took its last sample */
+	__u64 cn_spared;	/* marks of thin flows, which get no CN */
 };
 
 /* One qdisc instance: the root, or one mq child (map hbm_instances). */

@@ -38,8 +38,11 @@ enum hbm_verdict {
 struct hbm_pkt {
 	__u32 len;		/* qdisc_pkt_len */
 	__u32 packets_out;	/* TCP packets in flight, if is_tcp */
+	__u32 unacked;		/* TCP bytes written, not yet acknowledged */
 	__u8 is_tcp;		/* a TCP packet of a local full socket */
 	__u8 ecn;		/* ECN-capable and a CE marker runs */
+	__u8 thin;		/* a TCP sender whose unacked bytes fit in an
+				 * initial quantum (hbm_is_thin) */
 };
 
 /*
@@ -235,8 +238,28 @@ static __always_inline int hbm_cn_roll(__s64 delta, __u64 mark_ns,
 }
 
 /*
+ * Whether a TCP sender is thin: everything it has written and not had
+ * acknowledged (in flight and still to send), this packet's bytes among
+ * them, fits in @quantum, an initial quantum. Such a sender (an RPC, a
+ * request, an interactive burst) cannot be what keeps the queue up, and a
+ * CN would only halve its window and stretch its next burst over more
+ * round trips, while the bulk senders that do keep the queue up still get
+ * CN. This is sch_fq's precedence for new flows carried over to HBM's
+ * signal. The sender's own count is used, not the qdisc's: a paced bulk
+ * flow empties its queue in the qdisc between packets all the time.
+ */
+static __always_inline int hbm_is_thin(const struct hbm_pkt *pkt,
+				       __u32 quantum)
+{
+	return pkt->is_tcp && pkt->unacked <= quantum;
+}
+
+/*
  * HBM's decision for one packet given its virtual-queue delay. Sets
  * *guarded when the 2-packet guard turned a drop into a CN.
+ *
+ * A thin sender's packet between mark and drop is marked but gets no CN
+ * (hbm_is_thin). Over the drop threshold it is dropped like any other.
  */
 static __always_inline enum hbm_verdict
 hbm_decide(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
@@ -252,7 +275,7 @@ hbm_decide(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
 		v = HBM_DROP;
 	else if (!pkt->is_tcp)
 		v = HBM_DROP;
-	else if (pkt->ecn)
+	else if (pkt->ecn || pkt->thin)
 		v = HBM_MARK;
 	else if (hbm_cn_roll(delta, cfg->mark_ns, drop, rnd))
 		v = HBM_CN;

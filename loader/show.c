@@ -333,9 +333,10 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		       c->flags & HBM_F_ECN ? "true" : "false",
 		       c->flags & HBM_F_NO_CN ? "false" : "true",
 		       c->flags & HBM_F_FIXED_BURST ? "false" : "true");
-		printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"delayed\":%llu,\"fastpath\":%llu,\"drops\":%llu,\"vq_delay_ns\":%lld,\"tstamp_tai\":%llu,\"tstamp_realtime\":%llu}",
+		printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"cn_spared\":%llu,\"delayed\":%llu,\"fastpath\":%llu,\"drops\":%llu,\"vq_delay_ns\":%lld,\"tstamp_tai\":%llu,\"tstamp_realtime\":%llu}",
 		       k->enqueued, k->packets, k->bytes, k->marks, k->cn,
-		       k->ce, k->guard_saves, k->delayed, k->fastpath,
+		       k->ce, k->guard_saves, k->cn_spared, k->delayed,
+		       k->fastpath,
 		       hbm_total_drops(k),
 		       k->delta_ns > 0 ? k->delta_ns : 0, k->tstamp_tai,
 		       k->tstamp_realtime);
@@ -429,6 +430,7 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		HBM_KV("cn", "%llu", k->cn);
 		HBM_KV("ce", "%llu", k->ce);
 		HBM_KV("guard saves", "%llu", k->guard_saves);
+		HBM_KV("cn spared", "%llu (thin flows' marks)", k->cn_spared);
 		HBM_KV("delayed", "%llu", k->delayed);
 		HBM_KV("fastpath", "%llu", k->fastpath);
 		HBM_KV("txtime", "%llu on CLOCK_TAI (converted), %llu on CLOCK_REALTIME (ignored)",

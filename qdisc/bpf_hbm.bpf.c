@@ -151,7 +151,7 @@ hbm_enqueue_fast(struct Qdisc *sch, struct hbm_inst *inst,
 static __always_inline int
 hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
 		 struct hbm_dev_rate *dr, const struct hbm_config *cfg,
-		 const struct hbm_pkt *pkt, struct sk_buff *skb,
+		 struct hbm_pkt *pkt, struct sk_buff *skb,
 		 struct bpf_sk_buff_ptr *to_free, struct hbm_flow_key *fk,
 		 __u64 now, __u64 tstamp)
 {
@@ -177,6 +177,7 @@ hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
 		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_NOMEM);
 	}
 
+	pkt->thin = hbm_is_thin(pkt, inst->initial_quantum);
 	v = hbm_charge(dr, cfg, pkt, now, &charge, &departure, &delay);
 	if (v == HBM_DROP) {
 		hbm_obj_drop(skbn);

@@ -44,7 +44,8 @@ static __always_inline void hbm_config_of(struct hbm_dev_key *dev,
 
 /*
  * What HBM needs to know about the sender: a TCP packet of a local full
- * socket carries its packets in flight (for the 2-packet guard) and its
+ * socket carries its packets in flight (for the 2-packet guard), the bytes
+ * it has written and not yet had acknowledged (whether it is thin) and its
  * ECN state. Forwarded packets, request/timewait sockets and raw sockets
  * of protocol IPPROTO_TCP (not a tcp_sock) count as non-TCP senders that
  * cannot be told to slow down.
@@ -68,6 +69,7 @@ static __always_inline void hbm_sender_of(struct sk_buff *skb,
 	tp = bpf_core_cast(sk, struct tcp_sock);
 	pkt->is_tcp = 1;
 	pkt->packets_out = tp->packets_out;
+	pkt->unacked = tp->write_seq - tp->snd_una;
 	pkt->ecn = (flags & HBM_F_ECN) &&
 		   (tp->ecn_flags & (TCP_ECN_OK | TCP_ECN_MODE_ACCECN));
 }
@@ -160,6 +162,8 @@ hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 		dr->marks++;
 	if (v == HBM_CN)
 		dr->cn++;
+	if (v == HBM_MARK && pkt->thin && !pkt->ecn)
+		dr->cn_spared++;
 	if (guarded)
 		dr->guard_saves++;
 	bpf_spin_unlock(&dr->lock);

@@ -270,6 +270,41 @@ static void test_decide(void)
 		  "ECN TCP over drop drops");
 }
 
+/*
+ * A thin sender (no more unacknowledged bytes than an initial quantum) is
+ * marked but gets no CN between the thresholds; over drop it is dropped,
+ * and the 2-packet guard still turns that drop into CN.
+ */
+static void test_thin(void)
+{
+	struct hbm_pkt pkt = { .len = 1514, .is_tcp = 1, .packets_out = 7,
+			       .unacked = 10240 };
+	struct hbm_pkt bulk = pkt, udp = { .len = 1514 };
+	int g;
+
+	bulk.unacked = 15141;
+	ASSERT_EQ(hbm_is_thin(&pkt, 15140), 1, "a 10 KB RPC is thin");
+	ASSERT_EQ(hbm_is_thin(&bulk, 15140), 0,
+		  "a byte over the initial quantum is not");
+	ASSERT_EQ(hbm_is_thin(&udp, 15140), 0, "non-TCP is never thin");
+	pkt.thin = 1;
+
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 400000, 0, &g), HBM_MARK,
+		  "thin, lucky roll: marked, no CN");
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 40000, 0, &g), HBM_PASS,
+		  "thin under mark passes");
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 480001, 0, &g), HBM_DROP,
+		  "thin over drop is dropped");
+	pkt.packets_out = 1;
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 480001, 0, &g), HBM_CN,
+		  "thin, 1 in flight, over drop: the guard's CN");
+	ASSERT_EQ(g, 1, "counted as a guard save");
+	pkt.thin = 0;
+	pkt.packets_out = 7;
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 400000, 0, &g), HBM_CN,
+		  "the same packet of a bulk flow: CN");
+}
+
 static void test_guard(void)
 {
 	int g;
@@ -436,6 +471,7 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_cn_probability),
 	HBM_TEST(test_cn_probability_wide),
 	HBM_TEST(test_decide),
+	HBM_TEST(test_thin),
 	HBM_TEST(test_guard),
 	HBM_TEST(test_horizon),
 	HBM_TEST(test_late_bucket),
