@@ -143,7 +143,10 @@ struct hbm_dev_rate {
 	__u64 vq_time;		/* virtual clock, ns (CLOCK_MONOTONIC) */
 	__u64 vq_rem;		/* remainder, in units of 1 / rate_bps ns */
 	__s64 delta_ns;		/* virtual-queue delay of the last packet */
-	/* These five: of instances destroyed, the rest in hbm_inst_info. */
+	/*
+	 * enqueued, packets, bytes, delayed and fastpath count what destroyed
+	 * instances did; live instances count in their hbm_inst_info.
+	 */
 	__u64 enqueued;		/* packets accepted */
 	__u64 packets;		/* packets sent (dequeued) */
 	__u64 bytes;		/* bytes sent, qdisc_pkt_len */

@@ -408,7 +408,7 @@ static void test_late_envelope(void)
 /*
  * The allowance is the lateness beyond the burst, up to the cap, and none
  * when the switch is off: on a host whose timers keep within the burst the
- * credit and thresholds are HBM's.
+ * credit is HBM's.
  */
 static void test_late_allowance(void)
 {

@@ -29,7 +29,7 @@ SECS=${HBM_ECN_SECS:-5}	# seconds per run
 # halved rate, not the emulator's load.
 FLOOR=${HBM_RATE_FLOOR_500:-60}
 # Drop bound for cubic, % of packets: 1.1-1.7% on that host at HBM's fixed
-# thresholds (the allowance raises them by the lateness beyond the burst).
+# thresholds, which the allowance for the lateness leaves as they are.
 CUBIC_DROPS=${HBM_CUBIC_DROPS:-3}
 
 hbm_veth_setup || hbm_fatal "veth setup"

@@ -7,8 +7,9 @@
 #     the default config, and a sender that exceeds 1 Gbit/s unshaped is
 #     held to it);
 # (b) `bpf-hbm set --rate` on a TCP transfer, at the defaults otherwise,
-#     changes the rate the peer receives within a second, without re-attaching, without a burst of
-#     drops and without breaking the connection;
+#     changes the rate the peer receives within a second, without
+#     re-attaching, without a burst of drops and without breaking the
+#     connection;
 # (c) `bpf-hbm detach` under 4 full TCP flows, with a thousand skbs
 #     queued, restores noqueue, traffic keeps flowing, and every skb the
 #     qdisc held is freed (skbuff slab back to its baseline).

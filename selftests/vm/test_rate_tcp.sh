@@ -4,7 +4,7 @@
 # cubic TCP through bpf_hbm at its defaults (`attach --rate R`, nothing
 # else), as a user gets it, at 100, 200 and 500 Mbit/s with one flow and
 # four: goodput as a percentage of the ceiling (rate x 1448/1514).
-# - At 200 Mbit/s the same boot also runs HBM's fixed burst and thresholds
+# - At 200 Mbit/s the same boot also runs HBM's fixed burst
 #   (--late-credit off), and the defaults must beat it: the allowance for
 #   the shaper's own release lateness is what keeps the rate under TCG's
 #   jitter (bench/README.md, "Where the rate goes").
@@ -72,7 +72,7 @@ hbm_report "cn $(hbm_stat stats.cn), marks $(hbm_stat stats.marks), drops $(hbm_
 assert_gt "$(hbm_stat stats.cn)" 0 "CN signals returned to the senders"
 assert_lt "$(hbm_stat drops.total)" "$((pkts * 5 / 100))" "drops under 5% of packets"
 
-# HBM's fixed burst and thresholds, in the same boot: the defaults beat it.
+# HBM's fixed burst, in the same boot: the defaults beat it.
 inA "$HBM" set "$DEV_A" --rate 200mbit --late-credit off ||
 	hbm_fatal "set --late-credit off"
 for flows in 1 4; do
@@ -80,7 +80,7 @@ for flows in 1 4; do
 	pct=$(hbm_pct_of_ceiling "$g" 200)
 	hbm_report "200 Mbit/s, $flows flow(s), --late-credit off: $g Mbit/s = ${pct}% of ceiling"
 	assert_gt "${got[200-$flows]}" "$pct" \
-		"200M x$flows: the defaults (${got[200-$flows]}%) beat HBM's fixed burst and thresholds ($pct%)"
+		"200M x$flows: the defaults (${got[200-$flows]}%) beat HBM's fixed burst ($pct%)"
 done
 inA "$HBM" set "$DEV_A" --late-credit on --burst 2ms || hbm_fatal "set --burst 2ms"
 g=$(hbm_iperf "$T" -P 4)
