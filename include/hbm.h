@@ -15,7 +15,7 @@
 #include <linux/bpf.h>		/* struct bpf_spin_lock */
 #endif
 
-#define HBM_ABI_VERSION		7
+#define HBM_ABI_VERSION		8
 
 #define HBM_NSEC_PER_USEC	1000ULL
 #define HBM_NSEC_PER_SEC	1000000000ULL
@@ -61,6 +61,13 @@
 #define HBM_MAX_DEVS		256
 #define HBM_MAX_INSTANCES	1024
 #define HBM_MAX_FLOWS		65536
+/* Per-cgroup classes, of all devices together. */
+#define HBM_MAX_CLASSES		4096
+/*
+ * The deepest cgroup level a class may sit at (the cgroup2 root is level
+ * 0): hbm_config.class_levels has a bit per level.
+ */
+#define HBM_CLASS_MAX_LEVEL	31
 
 /* hbm_config.flags */
 #define HBM_F_ECN		(1U << 0) /* a CE marker runs at tc egress */
@@ -104,6 +111,14 @@ struct hbm_config {
 	__u32 flags;		/* HBM_F_* */
 	__u32 quantum;		/* DRR bytes per round, or HBM_QUANTUM_AUTO */
 	__u32 initial_quantum;	/* a new flow's credit, or HBM_QUANTUM_AUTO */
+	/*
+	 * Bit L set: the device has a class at cgroup level L (the loader
+	 * keeps it, from hbm_class_configs). 0, the common case, spares the
+	 * qdisc every class lookup; otherwise a packet's cgroup and its
+	 * ancestors are looked up at these levels only, deepest first.
+	 */
+	__u32 class_levels;
+	__u32 __pad;
 };
 
 /* The configuration of a device nobody configured. */
@@ -164,6 +179,13 @@ struct hbm_dev_rate {
 	__u64 fastpath;		/* due on arrival into an empty instance */
 	__u64 late_at;		/* when late_ns took its last sample */
 	__u64 cn_spared;	/* marks of thin flows, which get no CN */
+	/*
+	 * hbm_config.class_levels as the last enqueue saw it: the ECN marker
+	 * reads it here, to look the configuration up only when it may be
+	 * needed (a device with classes, or a queue over now).
+	 */
+	__u32 class_levels;
+	__u32 __pad;
 };
 
 /* One qdisc instance: the root, or one mq child (map hbm_instances). */
@@ -195,6 +217,55 @@ struct hbm_inst_info {
 	__u64 bytes;
 	__u64 delayed;
 	__u64 fastpath;
+};
+
+/*
+ * A per-cgroup rate class of a device (maps hbm_class_configs and
+ * hbm_class_rates): sockets in the cgroup, and in its descendants that
+ * have no class of their own, are charged to the class's virtual queue as
+ * well as to the device's. cgroup is the cgroup v2 id, which is the inode
+ * number of its directory (64 bits with the kernfs generation in the high
+ * half, so a recycled id is never another cgroup's).
+ */
+struct hbm_class_key {
+	__u32 ifindex;
+	__u32 netns;
+	__u64 cgroup;
+};
+
+/* A class's live configuration; the device's gives the rest. */
+struct hbm_class_config {
+	__u64 rate_bps;
+	__u64 burst_ns;
+	__u64 mark_ns;
+	__u64 drop_ns;
+	__u64 drop_large_ns;
+	__u32 level;		/* the cgroup's depth below the cgroup2 root */
+	__u32 __pad;
+};
+
+/*
+ * A class's virtual queue and counters, as the device's (hbm_dev_rate):
+ * each level counts its own signals (a packet over both levels' mark
+ * thresholds is a mark of each); drops count every packet of the class
+ * dropped, at either level.
+ */
+struct hbm_class_rate {
+	struct bpf_spin_lock lock;
+	__u32 __pad;
+	__u64 vq_time;
+	__u64 vq_rem;
+	__s64 delta_ns;
+	__u64 enqueued;
+	__u64 packets;
+	__u64 bytes;
+	__u64 marks;
+	__u64 cn;
+	__u64 ce;
+	__u64 guard_saves;
+	__u64 cn_spared;
+	__u64 delayed;
+	__u64 drops[HBM_DROP_MAX];
 };
 
 #endif /* HBM_H */

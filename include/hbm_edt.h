@@ -292,6 +292,35 @@ hbm_decide(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
 	return v;
 }
 
+/*
+ * A packet of a class is judged at two levels, each delay against its own
+ * level's thresholds (hbm_decide), and gets the more severe verdict: a
+ * class over its drop threshold drops even below the device's, and a full
+ * device signals a class that is within its own rate.
+ */
+static __always_inline enum hbm_verdict hbm_verdict_worst(enum hbm_verdict a,
+							  enum hbm_verdict b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * The configuration a class's delay is judged by: the class's rate and
+ * thresholds, the device's packet size limit and flags.
+ */
+static __always_inline void hbm_class_cfg(struct hbm_config *out,
+					  const struct hbm_config *dev,
+					  const struct hbm_class_config *cc)
+{
+	*out = *dev;
+	out->rate_bps = cc->rate_bps < HBM_MIN_RATE_BPS ? HBM_MIN_RATE_BPS :
+							 cc->rate_bps;
+	out->burst_ns = cc->burst_ns;
+	out->mark_ns = cc->mark_ns;
+	out->drop_ns = cc->drop_ns;
+	out->drop_large_ns = cc->drop_large_ns;
+}
+
 /* Whether @tstamp lies beyond the horizon, tolerating a zero tstamp. */
 static __always_inline int hbm_beyond_horizon(__u64 tstamp, __u64 now,
 					      __u64 horizon_ns)

@@ -21,6 +21,14 @@
  * flow with fewer than 2 packets in flight, which gets CN instead. Non-TCP
  * packets are dropped over `mark`, as in HBM.
  *
+ * Per-cgroup classes (HBM's unit of control): a packet whose socket's
+ * cgroup, or its nearest ancestor with one, has a class on the device is
+ * charged to the class's virtual queue too, at the class's rate; it
+ * departs at the later of the two clocks, and each level's delay is
+ * judged against its own thresholds, the more severe verdict winning
+ * (hbm_charge_all, hbm_policy.bpf.h). A device without classes looks
+ * none up.
+ *
  * The shaper's own lateness is not charged to the senders: dequeue measures
  * how late the first packet after each watchdog time left, and what the
  * envelope of that lateness (the largest of about the last second)
@@ -52,13 +60,14 @@
  * by all children of a device.
  *
  * The packet path, and where each step lives:
- *  hbm_enqueue (here): the instance, rate state and configuration; the limit
- *    and the horizon (hbm_tstamp_of, hbm_policy.bpf.h); then either the
- *    fast path, for a packet due at an instance holding nothing
- *    (hbm_enqueue_fast: the charge and HBM's verdict, hbm_charge in
+ *  hbm_enqueue (here): the instance, rate state and configuration; the
+ *    class, on a device with classes (hbm_class_find, hbm_policy.bpf.h);
+ *    the limit and the horizon (hbm_tstamp_of); then either the fast
+ *    path, for a packet due at an instance holding nothing
+ *    (hbm_enqueue_fast: the charge and HBM's verdict, hbm_charge_all in
  *    hbm_policy.bpf.h; the slot, hbm_sched_fast_add in hbm_sched.bpf.h),
  *    or its flow (hbm_enqueue_flow: hbm_flow_checkout, hbm_flows.bpf.h;
- *    hbm_charge; the packet queued in its flow, hbm_sched_add).
+ *    hbm_charge_all; the packet queued in its flow, hbm_sched_add).
  *  hbm_dequeue (here): the fast slot's packet, else due flows moved out
  *    of the throttled tree (hbm_unthrottle) and the next flow by deficit
  *    round robin (hbm_sched_next); its head sent (hbm_sent) or the
@@ -85,11 +94,17 @@ char _license[] SEC("license") = "GPL";
 /* A packet accepted: the qdisc's and the instance's counts. */
 static __always_inline void hbm_count_accepted(struct Qdisc *sch,
 					       struct hbm_inst *inst,
+					       const struct hbm_cls *cls,
 					       __u32 len, bool delayed)
 {
 	if (delayed) {
 		inst->info.delayed++;
 		sch->qstats.overlimits++;
+	}
+	if (cls->cr) {
+		__sync_fetch_and_add(&cls->cr->enqueued, 1);
+		if (delayed)
+			__sync_fetch_and_add(&cls->cr->delayed, 1);
 	}
 	inst->info.enqueued++;
 	sch->qstats.backlog += len;
@@ -98,45 +113,38 @@ static __always_inline void hbm_count_accepted(struct Qdisc *sch,
 	inst->info.backlog += len;
 }
 
-/* Drop @skb, counted under @reason (@dr may be NULL). */
+/* Drop @skb, counted under @reason (@dr, @cr may be NULL). */
 static __always_inline int hbm_drop(struct Qdisc *sch, struct hbm_dev_rate *dr,
+				    struct hbm_class_rate *cr,
 				    struct sk_buff *skb,
 				    struct bpf_sk_buff_ptr *to_free,
 				    enum hbm_drop_reason reason)
 {
-	hbm_count_drop(dr, reason);
+	hbm_count_drop(dr, cr, reason);
 	sch->qstats.drops++;
 	bpf_qdisc_skb_drop(skb, to_free);
 	return NET_XMIT_DROP;
-}
-
-/* What HBM's drop verdict is counted as: over drop, or non-TCP over mark. */
-static __always_inline enum hbm_drop_reason
-hbm_verdict_reason(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
-		   __s64 delay)
-{
-	return pkt->is_tcp || delay > (__s64)hbm_drop_thresh(cfg, pkt->len) ?
-	       HBM_DROP_THRESH : HBM_DROP_NONTCP;
 }
 
 /* The fast path (hbm_sched_fast_ok said so): charged, then the slot. */
 static __always_inline int
 hbm_enqueue_fast(struct Qdisc *sch, struct hbm_inst *inst,
 		 struct hbm_dev_rate *dr, const struct hbm_config *cfg,
-		 const struct hbm_pkt *pkt, struct sk_buff *skb,
-		 struct bpf_sk_buff_ptr *to_free, __u64 now, __u64 tstamp)
+		 const struct hbm_cls *cls, const struct hbm_pkt *pkt,
+		 struct sk_buff *skb, struct bpf_sk_buff_ptr *to_free,
+		 __u64 now, __u64 tstamp)
 {
+	enum hbm_drop_reason reason;
 	__u64 departure, charge;
 	enum hbm_verdict v;
-	__s64 delay;
 
-	v = hbm_charge(dr, cfg, pkt, now, &charge, &departure, &delay);
+	v = hbm_charge_all(dr, cfg, cls, pkt, skb, now, &charge, &departure,
+			   &reason);
 	if (v == HBM_DROP)
-		return hbm_drop(sch, dr, skb, to_free,
-				hbm_verdict_reason(cfg, pkt, delay));
+		return hbm_drop(sch, dr, cls->cr, skb, to_free, reason);
 	if (tstamp > departure)
 		departure = tstamp;
-	hbm_count_accepted(sch, inst, pkt->len, departure > now);
+	hbm_count_accepted(sch, inst, cls, pkt->len, departure > now);
 	inst->info.fastpath++;
 	skb = hbm_sched_fast_add(inst, skb, departure, charge);
 	if (skb)	/* the slot held one after all: never */
@@ -151,45 +159,46 @@ hbm_enqueue_fast(struct Qdisc *sch, struct hbm_inst *inst,
 static __always_inline int
 hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
 		 struct hbm_dev_rate *dr, const struct hbm_config *cfg,
-		 struct hbm_pkt *pkt, struct sk_buff *skb,
-		 struct bpf_sk_buff_ptr *to_free, struct hbm_flow_key *fk,
-		 __u64 now, __u64 tstamp)
+		 const struct hbm_cls *cls, struct hbm_pkt *pkt,
+		 struct sk_buff *skb, struct bpf_sk_buff_ptr *to_free,
+		 struct hbm_flow_key *fk, __u64 now, __u64 tstamp)
 {
+	struct hbm_class_rate *cr = cls->cr;
+	enum hbm_drop_reason reason;
 	struct hbm_flow_slot *slot;
 	struct hbm_skb_node *skbn;
 	__u64 departure, charge;
 	struct hbm_flow *flow;
 	enum hbm_verdict v;
-	__s64 delay;
 
 	fk->hash = bpf_skb_get_hash(skb);
 	hbm_sched_quanta(inst, cfg, sch);
 	flow = hbm_flow_checkout(inst, fk, now, &slot);
 	if (!flow)
-		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_NOMEM);
+		return hbm_drop(sch, dr, cr, skb, to_free, HBM_DROP_NOMEM);
 	if (!hbm_is_overflow(fk->hash) && flow->qlen >= cfg->flow_limit) {
 		hbm_flow_checkin(inst, slot, flow, fk, now);
-		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_FLOW_LIMIT);
+		return hbm_drop(sch, dr, cr, skb, to_free, HBM_DROP_FLOW_LIMIT);
 	}
 	skbn = hbm_obj_new(struct hbm_skb_node);
 	if (!skbn) {
 		hbm_flow_checkin(inst, slot, flow, fk, now);
-		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_NOMEM);
+		return hbm_drop(sch, dr, cr, skb, to_free, HBM_DROP_NOMEM);
 	}
 
 	pkt->thin = hbm_is_thin(pkt, inst->initial_quantum);
-	v = hbm_charge(dr, cfg, pkt, now, &charge, &departure, &delay);
+	v = hbm_charge_all(dr, cfg, cls, pkt, skb, now, &charge, &departure,
+			   &reason);
 	if (v == HBM_DROP) {
 		hbm_obj_drop(skbn);
 		hbm_flow_checkin(inst, slot, flow, fk, now);
-		return hbm_drop(sch, dr, skb, to_free,
-				hbm_verdict_reason(cfg, pkt, delay));
+		return hbm_drop(sch, dr, cr, skb, to_free, reason);
 	}
 
 	/* Never before the sender's own departure time. */
 	if (tstamp > departure)
 		departure = tstamp;
-	hbm_count_accepted(sch, inst, pkt->len, departure > now);
+	hbm_count_accepted(sch, inst, cls, pkt->len, departure > now);
 
 	skbn->departure = departure;
 	skbn->charge_ns = charge;
@@ -205,6 +214,7 @@ SEC("struct_ops")
 int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	     struct bpf_sk_buff_ptr *to_free)
 {
+	struct hbm_cls cls = {};
 	struct hbm_pkt pkt = {};
 	struct hbm_dev_rate *dr;
 	struct hbm_flow_key fk;
@@ -216,23 +226,31 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	inst = bpf_map_lookup_elem(&hbm_instances, &fk.inst);
 	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
 	if (!inst || !dr)
-		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_NOMEM);
+		return hbm_drop(sch, dr, NULL, skb, to_free, HBM_DROP_NOMEM);
 	hbm_config_of((struct hbm_dev_key *)&fk.inst, &cfg);
+	if (cfg.class_levels)
+		hbm_class_find(skb, (struct hbm_dev_key *)&fk.inst,
+			       cfg.class_levels, &cls);
+	if (dr->class_levels != cfg.class_levels)
+		dr->class_levels = cfg.class_levels;	/* the marker's */
+	hbm_cb(skb)->cls = cls.id;
 	if (sch->q.qlen >= cfg.limit)
-		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_LIMIT);
+		return hbm_drop(sch, dr, cls.cr, skb, to_free, HBM_DROP_LIMIT);
 
 	now = bpf_ktime_get_ns();
 	tstamp = hbm_tstamp_of(skb, dr, now);
 	if (hbm_beyond_horizon(tstamp, now, cfg.horizon_ns))
-		return hbm_drop(sch, dr, skb, to_free, HBM_DROP_HORIZON);
+		return hbm_drop(sch, dr, cls.cr, skb, to_free,
+				HBM_DROP_HORIZON);
 
 	pkt.len = hbm_pkt_len(skb);
 	hbm_sender_of(skb, &pkt, cfg.flags);
-	if (hbm_sched_fast_ok(inst, dr, tstamp, now))
-		return hbm_enqueue_fast(sch, inst, dr, &cfg, &pkt, skb, to_free,
-					now, tstamp);
-	return hbm_enqueue_flow(sch, inst, dr, &cfg, &pkt, skb, to_free, &fk,
-				now, tstamp);
+	if (hbm_sched_fast_ok(inst, dr, tstamp, now) &&
+	    (!cls.cr || READ_ONCE(cls.cr->vq_time) <= now))
+		return hbm_enqueue_fast(sch, inst, dr, &cfg, &cls, &pkt, skb,
+					to_free, now, tstamp);
+	return hbm_enqueue_flow(sch, inst, dr, &cfg, &cls, &pkt, skb, to_free,
+				&fk, now, tstamp);
 }
 
 SEC("struct_ops")

@@ -23,10 +23,13 @@ SEC("tc")
 int hbm_ce(struct __sk_buff *ctx)
 {
 	struct sk_buff *skb = bpf_cast_to_kern_ctx(ctx);
+	struct hbm_cls cls = {};
 	struct hbm_dev_key dev;
 	struct hbm_config cfg;
 	struct hbm_dev_rate *dr;
-	__s64 delta;
+	__s64 delta, cdelta;
+	__u64 now;
+	bool ce;
 
 	dev.ifindex = ctx->ifindex;
 	dev.netns = skb->dev->nd_net.net->ns.inum;
@@ -35,17 +38,30 @@ int hbm_ce(struct __sk_buff *ctx)
 		return TCX_NEXT;
 	/*
 	 * A clock not ahead of now is no queue, below any mark threshold:
-	 * the configuration need not be looked up (the common case below
-	 * the rate).
+	 * on a device without classes the configuration need not be looked
+	 * up (the common case below the rate).
 	 */
-	delta = (__s64)(READ_ONCE(dr->vq_time) - bpf_ktime_get_ns());
-	if (delta <= 0)
+	now = bpf_ktime_get_ns();
+	delta = (__s64)(READ_ONCE(dr->vq_time) - now);
+	if (delta <= 0 && !READ_ONCE(dr->class_levels))
 		return TCX_NEXT;
 	hbm_config_of(&dev, &cfg);
 	if (!(cfg.flags & HBM_F_ECN))
 		return TCX_NEXT;
-	if (delta > (__s64)cfg.mark_ns && bpf_skb_ecn_set_ce(ctx))
+	ce = delta > (__s64)cfg.mark_ns;
+	if (!ce && cfg.class_levels) {
+		/* The class's delay, as hbm_class_charge will find it. */
+		hbm_class_find(skb, &dev, cfg.class_levels, &cls);
+		if (cls.cr) {
+			cdelta = (__s64)(READ_ONCE(cls.cr->vq_time) - now);
+			ce = cdelta > (__s64)cls.cc->mark_ns;
+		}
+	}
+	if (ce && bpf_skb_ecn_set_ce(ctx)) {
 		__sync_fetch_and_add(&dr->ce, 1);
+		if (cls.cr)
+			__sync_fetch_and_add(&cls.cr->ce, 1);
+	}
 	return TCX_NEXT;
 }
 

@@ -103,10 +103,65 @@ static __always_inline __u64 hbm_tstamp_of(struct sk_buff *skb,
 }
 
 static __always_inline void hbm_count_drop(struct hbm_dev_rate *dr,
+					   struct hbm_class_rate *cr,
 					   enum hbm_drop_reason reason)
 {
-	if (dr && reason < HBM_DROP_MAX)
+	if (reason >= HBM_DROP_MAX)
+		return;
+	if (dr)
 		__sync_fetch_and_add(&dr->drops[reason], 1);
+	if (cr)
+		__sync_fetch_and_add(&cr->drops[reason], 1);
+}
+
+/*
+ * The class of @skb's socket on a device whose classes sit at the cgroup
+ * levels in @levels: its cgroup's, or the nearest ancestor's that has
+ * one. Only full sockets have a cgroup (a request or timewait socket's
+ * packets, like forwarded ones, have no class). A socket keeps the cgroup
+ * it was created in, as bpf_skb_cgroup_id() reads it. The walk looks up
+ * only the levels that have classes and stops above the shallowest.
+ */
+static __always_inline void hbm_class_find(struct sk_buff *skb,
+					   const struct hbm_dev_key *dev,
+					   __u32 levels, struct hbm_cls *cls)
+{
+	struct hbm_class_key key = { dev->ifindex, dev->netns };
+	struct sock *sk = skb->sk;
+	struct hbm_class_config *cc;
+	struct cgroup_subsys_state *css;
+	struct cgroup *cg;
+	__u8 state;
+	int i, lvl;
+
+	if (!sk)
+		return;
+	state = sk->__sk_common.skc_state;
+	if (state == TCP_TIME_WAIT || state == TCP_NEW_SYN_RECV)
+		return;
+	cg = sk->sk_cgrp_data.cgroup;
+	for (i = 0; i <= HBM_CLASS_MAX_LEVEL; i++) {
+		if (!cg)
+			return;
+		lvl = cg->level;
+		if (lvl < 0 || lvl > HBM_CLASS_MAX_LEVEL)
+			return;
+		if (levels & (1U << lvl)) {
+			key.cgroup = cg->kn->id;
+			cc = bpf_map_lookup_elem(&hbm_class_configs, &key);
+			if (cc) {
+				cls->cr = bpf_map_lookup_elem(&hbm_class_rates,
+							      &key);
+				cls->cc = cc;
+				cls->id = cls->cr ? key.cgroup : 0;
+				return;
+			}
+		}
+		if (!(levels & ((1U << lvl) - 1)))
+			return;		/* no class above */
+		css = cg->self.parent;
+		cg = css ? css->cgroup : NULL;
+	}
 }
 
 /*
@@ -168,6 +223,137 @@ hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 		dr->guard_saves++;
 	bpf_spin_unlock(&dr->lock);
 	return v;
+}
+
+/*
+ * The class's part of the charge: its virtual queue at its rate and burst
+ * (widened by the device's lateness allowance, which is the same shaper's
+ * lateness), and its verdict from its delay against its thresholds. A
+ * packet the class drops is given back at once and not charged to the
+ * device; @reason says why it was dropped.
+ */
+static __always_inline enum hbm_verdict
+hbm_class_charge(struct hbm_class_rate *cr, const struct hbm_class_config *cc,
+		 const struct hbm_config *dev, __u64 late_ns,
+		 const struct hbm_pkt *pkt, __u64 now, __u64 *charge,
+		 __u64 *departure, enum hbm_drop_reason *reason)
+{
+	struct hbm_config cfg;
+	enum hbm_verdict v;
+	__u64 allow;
+	__s64 delta;
+	int guarded;
+	__u32 rnd;
+
+	hbm_class_cfg(&cfg, dev, cc);
+	if ((__s64)(READ_ONCE(cr->vq_time) - now) > (__s64)cfg.mark_ns)
+		rnd = bpf_get_prandom_u32();
+	else
+		rnd = (__u32)now;
+	allow = hbm_late_allowance(cfg.burst_ns, late_ns, cfg.flags);
+
+	bpf_spin_lock(&cr->lock);
+	{
+		struct hbm_vq vq = { cr->vq_time, cr->vq_rem };
+
+		delta = hbm_vq_charge(&vq, now, pkt->len, cfg.rate_bps,
+				      cfg.burst_ns + allow, departure);
+		*charge = vq.time - *departure;
+		v = hbm_decide(&cfg, pkt, delta, rnd, &guarded);
+		if (v == HBM_DROP)
+			hbm_vq_refund(&vq, pkt->len, cfg.rate_bps);
+		cr->vq_time = vq.time;
+		cr->vq_rem = vq.rem;
+	}
+	cr->delta_ns = delta;
+	if (v != HBM_PASS)
+		cr->marks++;
+	if (v == HBM_CN)
+		cr->cn++;
+	if (v == HBM_MARK && pkt->thin && !pkt->ecn)
+		cr->cn_spared++;
+	if (guarded)
+		cr->guard_saves++;
+	bpf_spin_unlock(&cr->lock);
+	if (v == HBM_DROP)
+		*reason = pkt->is_tcp || delta > (__s64)hbm_drop_thresh(&cfg, pkt->len) ?
+			  HBM_DROP_THRESH : HBM_DROP_NONTCP;
+	return v;
+}
+
+/* Give a class's clock back what a packet cost it. */
+static __always_inline void hbm_class_refund(struct hbm_class_rate *cr,
+					     __u64 charge_ns)
+{
+	bpf_spin_lock(&cr->lock);
+	cr->vq_time -= charge_ns;
+	bpf_spin_unlock(&cr->lock);
+}
+
+/*
+ * Charge a packet to its class, if it has one, then to the device: it
+ * departs at the later of the two clocks, and gets the more severe of the
+ * two verdicts. A packet dropped at either level is given back to both.
+ * The class's charge goes in the skb (hbm_cb) for the purge.
+ */
+static __always_inline enum hbm_verdict
+hbm_charge_all(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
+	       const struct hbm_cls *cls, const struct hbm_pkt *pkt,
+	       struct sk_buff *skb, __u64 now, __u64 *charge,
+	       __u64 *departure, enum hbm_drop_reason *reason)
+{
+	enum hbm_verdict vc = HBM_PASS, v;
+	__u64 cdep = 0, ccharge = 0;
+	__s64 delay;
+
+	if (cls->cr) {
+		vc = hbm_class_charge(cls->cr, cls->cc, cfg,
+				      READ_ONCE(dr->late_ns), pkt, now,
+				      &ccharge, &cdep, reason);
+		if (vc == HBM_DROP)
+			return HBM_DROP;
+	}
+	v = hbm_charge(dr, cfg, pkt, now, charge, departure, &delay);
+	if (v == HBM_DROP) {
+		*reason = pkt->is_tcp ||
+			  delay > (__s64)hbm_drop_thresh(cfg, pkt->len) ?
+			  HBM_DROP_THRESH : HBM_DROP_NONTCP;
+		if (cls->cr)
+			hbm_class_refund(cls->cr, ccharge);
+		return HBM_DROP;
+	}
+	if (cdep > *departure)
+		*departure = cdep;
+	hbm_cb(skb)->cls_charge = ccharge;
+	return hbm_verdict_worst(v, vc);
+}
+
+/*
+ * A queued packet of a class (hbm_cb) leaving: counted as sent by its
+ * class, or, freed unsent (@sent false), its charge given back.
+ */
+static __always_inline void hbm_class_unqueue(const struct hbm_inst_key *ik,
+					      struct sk_buff *skb, __u32 len,
+					      bool sent)
+{
+	struct hbm_cb *cb = hbm_cb(skb);
+	struct hbm_class_rate *cr;
+	struct hbm_class_key key;
+
+	if (!cb->cls)
+		return;
+	key.ifindex = ik->ifindex;
+	key.netns = ik->netns;
+	key.cgroup = cb->cls;
+	cr = bpf_map_lookup_elem(&hbm_class_rates, &key);
+	if (!cr)
+		return;		/* deleted while the packet waited */
+	if (sent) {
+		__sync_fetch_and_add(&cr->packets, 1);
+		__sync_fetch_and_add(&cr->bytes, len);
+	} else {
+		hbm_class_refund(cr, cb->cls_charge);
+	}
 }
 
 /*

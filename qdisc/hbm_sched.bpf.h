@@ -382,6 +382,7 @@ static __always_inline void hbm_sent(struct Qdisc *sch, struct hbm_inst *inst,
 	bpf_qdisc_bstats_update(sch, skb);
 	inst->info.packets++;
 	inst->info.bytes += len;
+	hbm_class_unqueue(ik, skb, len, true);
 	/* The first packet since the watchdog was set for it. */
 	armed = inst->armed_at;
 	if (armed && now >= armed) {
@@ -450,6 +451,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 	if (skb) {
 		if (dr)
 			hbm_dev_rate_refund(dr, charge);
+		hbm_class_unqueue(ik, skb, 0, false);
 		bpf_kfree_skb(skb);
 		freed++;
 	}
@@ -468,6 +470,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 			if (skb) {
 				if (dr)
 					hbm_dev_rate_refund(dr, charge);
+				hbm_class_unqueue(ik, skb, 0, false);
 				bpf_kfree_skb(skb);
 				freed++;
 			}

@@ -171,6 +171,48 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } hbm_flows SEC(".maps");
 
+/*
+ * Per-cgroup classes: their configuration (written by the loader) and
+ * their virtual queues and counters (created zeroed by the loader, kept
+ * by the qdisc), keyed alike.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_class_key);
+	__type(value, struct hbm_class_config);
+	__uint(max_entries, HBM_MAX_CLASSES);
+} hbm_class_configs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hbm_class_key);
+	__type(value, struct hbm_class_rate);
+	__uint(max_entries, HBM_MAX_CLASSES);
+} hbm_class_rates SEC(".maps");
+
+/*
+ * What the qdisc keeps in a queued skb's qdisc_skb_cb data (20 bytes,
+ * the qdisc's own): its class, 0 for none, and what it cost the class's
+ * clock, so that dequeue counts it and the purge gives the charge back
+ * without a node field or a lookup for unclassified packets.
+ */
+struct hbm_cb {
+	__u64 cls;
+	__u64 cls_charge;
+};
+
+static __always_inline struct hbm_cb *hbm_cb(struct sk_buff *skb)
+{
+	return (struct hbm_cb *)((struct qdisc_skb_cb *)skb->cb)->data;
+}
+
+/* A packet's class, found by hbm_class_find; cr NULL for none. */
+struct hbm_cls {
+	struct hbm_class_rate *cr;
+	struct hbm_class_config *cc;
+	__u64 id;
+};
+
 static bool hbm_skb_less(struct bpf_rb_node *a, const struct bpf_rb_node *b)
 {
 	struct hbm_skb_node *na = container_of(a, struct hbm_skb_node, node);

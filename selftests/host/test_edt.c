@@ -461,6 +461,48 @@ static void test_late_allowance_in_decide(void)
 		  HBM_PASS, "40us passes, as in HBM");
 }
 
+/*
+ * A class's packet: its delay judged against the class's thresholds with
+ * the device's packet size rule and flags, and the worse of the two
+ * levels' verdicts wins.
+ */
+static void test_class_levels(void)
+{
+	struct hbm_class_config cc = {
+		.rate_bps = 100000000, .burst_ns = 200000, .mark_ns = 1000000,
+		.drop_ns = 4000000, .drop_large_ns = 3000000,
+	};
+	struct hbm_config dev = def_cfg, c;
+	struct hbm_pkt pkt = { .len = 1514, .is_tcp = 1, .packets_out = 10 };
+	int guarded;
+
+	dev.flags = HBM_F_NO_CN;
+	hbm_class_cfg(&c, &dev, &cc);
+	ASSERT_EQ(c.rate_bps, cc.rate_bps, "the class's rate");
+	ASSERT_EQ(c.mark_ns, cc.mark_ns, "the class's mark");
+	ASSERT_EQ(hbm_drop_thresh(&c, 1514), cc.drop_large_ns,
+		  "the class's drop-large over the device's large_pkt");
+	ASSERT_EQ(hbm_drop_thresh(&c, 100), cc.drop_ns,
+		  "the class's drop for small packets");
+	ASSERT_EQ(c.flags, HBM_F_NO_CN, "the device's flags");
+	ASSERT_EQ(c.limit, dev.limit, "the device's limit");
+	cc.rate_bps = 0;
+	hbm_class_cfg(&c, &dev, &cc);
+	ASSERT_EQ(c.rate_bps, HBM_MIN_RATE_BPS, "a zero rate cannot divide");
+
+	/* 600 us: over the device's drop, under the class's mark. */
+	ASSERT_EQ(hbm_decide(&c, &pkt, 600000, 0, &guarded), HBM_PASS,
+		  "600us passes the class");
+	ASSERT_EQ(hbm_verdict_worst(HBM_PASS, HBM_DROP), HBM_DROP,
+		  "the device's drop wins over the class's pass");
+	ASSERT_EQ(hbm_verdict_worst(HBM_CN, HBM_MARK), HBM_CN,
+		  "CN wins over a mark");
+	ASSERT_EQ(hbm_verdict_worst(HBM_MARK, HBM_PASS), HBM_MARK,
+		  "a class's mark wins over the device's pass");
+	ASSERT_EQ(hbm_verdict_worst(HBM_DROP, HBM_CN), HBM_DROP,
+		  "drop wins over CN");
+}
+
 HBM_TEST_MAIN(
 	HBM_TEST(test_charge_basic),
 	HBM_TEST(test_charge_exact_across_rates),
@@ -478,4 +520,5 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_late_envelope),
 	HBM_TEST(test_late_allowance),
 	HBM_TEST(test_late_allowance_in_decide),
+	HBM_TEST(test_class_levels),
 )
