@@ -68,7 +68,7 @@ VM_TOOLS := $(patsubst selftests/vm/%.c,$(OUTPUT)/tools/%, \
 	$(wildcard selftests/vm/*.c)) \
 	$(patsubst bench/%.c,$(OUTPUT)/tools/%,$(filter-out %.bpf.c, \
 	$(wildcard bench/*.c)))
-BENCH_BPF := $(OUTPUT)/edt_stamp.bpf.o
+BENCH_BPF := $(OUTPUT)/edt_stamp.bpf.o $(OUTPUT)/cgroup_cls.bpf.o
 
 all: $(LOADER) $(BPF_OBJ) $(BENCH_BPF) $(HOST_TESTS) $(VM_TOOLS)
 
@@ -79,7 +79,7 @@ $(BPF_OBJ): qdisc/bpf_hbm.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $@.d -c $< -o $@
 
-$(BENCH_BPF): bench/edt_stamp.bpf.c | $(OUTPUT)
+$(BENCH_BPF): $(OUTPUT)/%.bpf.o: bench/%.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $@.d -c $< -o $@
 
@@ -128,6 +128,10 @@ bench-rate: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 5000 bench/rate.sh --out bench/results \
 		$(BENCH_ARGS)
 
+bench-tenants: all
+	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 3000 bench/tenants.sh --out bench/results \
+		$(BENCH_ARGS)
+
 vmlinux:
 	$(Q)KERNEL=$(KERNEL) scripts/gen-vmlinux.sh
 
@@ -143,10 +147,11 @@ help:
 	@echo "make demo                boot the VM and show traffic being shaped"
 	@echo "make bench [QUICK=1]     bpf_hbm vs htb vs fq+EDT, results in bench/results/"
 	@echo "make bench-rate          where the rate goes: bulk TCP at the defaults and variants"
+	@echo "make bench-tenants       per-cgroup classes: bpf_hbm vs htb classified by cgroup"
 	@echo "make vmlinux             regenerate vmlinux/vmlinux.h from KERNEL's BTF"
 	@echo "make clean               remove $(OUTPUT)"
 
-.PHONY: all test test-host demo bench bench-rate vmlinux clean help
+.PHONY: all test test-host demo bench bench-rate bench-tenants vmlinux clean help
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/loader/*.d $(OUTPUT)/tests/*.d \
 	$(OUTPUT)/tools/*.d)

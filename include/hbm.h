@@ -247,8 +247,8 @@ struct hbm_class_config {
 /*
  * A class's virtual queue and counters, as the device's (hbm_dev_rate):
  * each level counts its own signals (a packet over both levels' mark
- * thresholds is a mark of each); drops count every packet of the class
- * dropped, at either level.
+ * thresholds is a mark of each); ce and drops count every packet of the
+ * class marked CE or dropped, at either level.
  */
 struct hbm_class_rate {
 	struct bpf_spin_lock lock;

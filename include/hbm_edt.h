@@ -321,6 +321,16 @@ static __always_inline void hbm_class_cfg(struct hbm_config *out,
 	out->drop_large_ns = cc->drop_large_ns;
 }
 
+/*
+ * How long a packet's class holds it anyway (its class's delay @cdelta,
+ * when positive): the device's delay that the packet is judged by is what
+ * the device adds beyond it, device delta - hbm_class_held(class delta).
+ */
+static __always_inline __s64 hbm_class_held(__s64 cdelta)
+{
+	return cdelta > 0 ? cdelta : 0;
+}
+
 /* Whether @tstamp lies beyond the horizon, tolerating a zero tstamp. */
 static __always_inline int hbm_beyond_horizon(__u64 tstamp, __u64 now,
 					      __u64 horizon_ns)

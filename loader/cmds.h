@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The commands (lifecycle.c, device.c, show.c), above the kernel objects.
+ * The commands (lifecycle.c, device.c, show.c, class.c), above the kernel
+ * objects. device.c and show.c use class.c's helpers (the classes of a
+ * device: pruned, deleted, shown); class.c uses neither.
  */
 #ifndef HBM_CMDS_H
 #define HBM_CMDS_H
 
+#include "cgroup.h"
 #include "config.h"
 #include "objects.h"
 
@@ -49,5 +52,70 @@ struct hbm_show_args {
 };
 
 int hbm_cmd_show(const struct hbm_show_args *args);
+
+/* class.c: class add, set, del, list */
+struct hbm_class_args {
+	const char *dev;	/* list: or NULL, every device */
+	const char *cgroup;	/* PATH, as given */
+	struct hbm_opts opts;	/* rate, burst, mark, drop, drop-large */
+	bool json;		/* list */
+};
+
+int hbm_cmd_class_add(const struct hbm_class_args *a);
+int hbm_cmd_class_set(const struct hbm_class_args *a);
+int hbm_cmd_class_del(const struct hbm_class_args *a);
+int hbm_cmd_class_list(const struct hbm_class_args *a);
+
+/*
+ * What errors call a class: "class PATH on DEV", "class on DEV"; with
+ * @list, "classes of DEV" or "classes".
+ */
+void hbm_class_obj(char *buf, size_t len, const char *cgroup,
+		   const char *dev, bool list);
+
+/* A class, as show and class list print it. */
+struct hbm_class_ent {
+	struct hbm_class_key key;
+	struct hbm_class_config cfg;
+	struct hbm_class_rate rate;
+	char *path;		/* its cgroup's, or NULL if unknown */
+};
+
+/*
+ * Delete the classes of cgroups that are gone (and of devices of this
+ * network namespace that are gone), clearing their levels in their
+ * devices' configurations first. Every command that opens the maps calls
+ * it first; it is quiet, and keeps every class where it cannot tell.
+ */
+void hbm_classes_prune(const struct hbm_maps *maps);
+
+/* Delete all the classes of @dev (detach). */
+int hbm_classes_del_dev(const struct hbm_maps *maps,
+			const struct hbm_dev_key *dev);
+
+/* hbm_config.class_levels of @dev, from its classes in the map. */
+int hbm_class_levels(const struct hbm_maps *maps,
+		     const struct hbm_dev_key *dev,
+		     const struct hbm_class_key *skip, __u32 *levels);
+
+/*
+ * The classes of @only, or of every device, sorted by device (this
+ * network namespace's first, as show sorts them) and path; free with
+ * hbm_classes_free().
+ */
+int hbm_classes_get(const struct hbm_maps *maps,
+		    const struct hbm_dev_key *only,
+		    struct hbm_class_ent **out, int *n);
+void hbm_classes_free(struct hbm_class_ent *e, int n);
+
+/*
+ * One class as a JSON object (with its device's "dev", "ifindex" and
+ * "netns" first if @with_dev; @own is this network namespace), or as a
+ * block of text indented by @indent spaces (its counters too if @stats).
+ */
+void hbm_class_print_json(const struct hbm_class_ent *e, bool with_dev,
+			  __u32 own);
+void hbm_class_print_text(const struct hbm_class_ent *e, int indent,
+			  bool stats);
 
 #endif /* HBM_CMDS_H */

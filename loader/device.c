@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * attach, set and detach: a device's qdiscs (through rtnetlink) and its
- * entry in hbm_config.
+ * entry in hbm_config; detach deletes its classes too (class.c), and
+ * neither attach nor set changes their levels in the configuration.
  *
  * bpf_hbm is attached to a device when its root qdisc is bpf_hbm, or when
  * its root is mq with bpf_hbm children (one per tx queue). A root qdisc
@@ -26,83 +27,12 @@
 
 #include "cmds.h"
 
-struct hbm_root {
-	struct hbm_qdisc q;	/* the root qdisc, if any */
-	bool present;
-	bool attached;		/* bpf_hbm root, or mq root with bpf_hbm */
-	int children;		/* mq's children */
-};
-
-/* The root qdisc in a dump, or NULL. */
-static const struct hbm_qdisc *hbm_root_in(const struct hbm_qdiscs *qs)
-{
-	int i;
-
-	for (i = 0; i < qs->n; i++)
-		if (qs->q[i].parent == TC_H_ROOT)
-			return &qs->q[i];
-	return NULL;
-}
-
-/* Whether @q is a child qdisc of the qdisc with @handle (mq's, per queue). */
-static bool hbm_child_of(const struct hbm_qdisc *q, __u32 handle)
-{
-	return q->parent != TC_H_ROOT && q->parent != TC_H_INGRESS &&
-	       TC_H_MAJ(q->parent) == TC_H_MAJ(handle);
-}
-
-static void hbm_root_of(const struct hbm_qdiscs *qs, struct hbm_root *r)
-{
-	const struct hbm_qdisc *q = hbm_root_in(qs);
-	int i;
-
-	memset(r, 0, sizeof(*r));
-	if (!q)
-		return;
-	r->q = *q;
-	r->q.opts = NULL;	/* @qs owns them */
-	r->q.opts_len = 0;
-	r->present = true;
-	if (!strcmp(r->q.kind, HBM_KIND)) {
-		r->attached = true;
-		return;
-	}
-	if (strcmp(r->q.kind, "mq"))
-		return;
-	for (i = 0; i < qs->n; i++) {
-		q = &qs->q[i];
-		if (!hbm_child_of(q, r->q.handle))
-			continue;
-		r->children++;
-		if (!strcmp(q->kind, HBM_KIND))
-			r->attached = true;
-	}
-}
-
-/* The device's root qdisc; its whole dump in @all, if not NULL. */
-static int hbm_root_get(struct hbm_nl *nl, int ifindex, struct hbm_root *r,
-			struct hbm_qdiscs *all)
-{
-	struct hbm_qdiscs qs;
-	int err;
-
-	err = hbm_nl_qdisc_dump(nl, ifindex, &qs);
-	if (err)
-		return err;
-	hbm_root_of(&qs, r);
-	if (all)
-		*all = qs;
-	else
-		hbm_qdiscs_free(&qs);
-	return 0;
-}
-
 /*
  * Delete the device's bpf_hbm root (or mq root with bpf_hbm children), so
- * the kernel puts its default qdisc back, its ECN marker and its hbm_config
- * entry (@maps may be NULL). *attached tells whether there was a qdisc to
- * delete; the marker goes either way. A foreign root qdisc is never
- * touched.
+ * the kernel puts its default qdisc back, its ECN marker, its hbm_config
+ * entry and its classes (@maps may be NULL). *attached tells whether
+ * there was a qdisc to delete; the marker goes either way. A foreign root
+ * qdisc is never touched.
  */
 int hbm_dev_detach(struct hbm_nl *nl, int ifindex, const struct hbm_maps *maps,
 		   bool *attached)
@@ -131,6 +61,9 @@ int hbm_dev_detach(struct hbm_nl *nl, int ifindex, const struct hbm_maps *maps,
 		return err;
 	if (maps && maps->config >= 0)
 		bpf_map_delete_elem(maps->config, &key);
+	/* Its classes go with its configuration: no qdisc uses them now. */
+	if (maps)
+		return hbm_classes_del_dev(maps, &key);
 	return 0;
 }
 
@@ -381,6 +314,13 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	hbm_markers_sweep(false);
 	if (hbm_marker_check(&key, &marked))
 		goto fail;
+	/*
+	 * The configuration is rewritten from the defaults and the options,
+	 * but the device's classes stay, and so do their levels.
+	 */
+	hbm_classes_prune(&maps);
+	if (hbm_class_levels(&maps, &key, NULL, &cfg.class_levels))
+		goto fail;
 	/* The flag only where the marker already is: see the top. */
 	if (ecn && marked)
 		cfg.flags |= HBM_F_ECN;
@@ -464,6 +404,7 @@ int hbm_cmd_set(const char *dev, const struct hbm_opts *opts,
 	}
 	if (e)
 		goto fail;
+	hbm_classes_prune(&maps);
 	has_cls = !bpf_map_lookup_elem(maps.rates, &key, &dr);
 	has_cfg = !bpf_map_lookup_elem(maps.config, &key, &cfg);
 	if (!has_cls && !has_cfg) {
@@ -472,6 +413,9 @@ int hbm_cmd_set(const char *dev, const struct hbm_opts *opts,
 	}
 	if (!has_cfg)
 		hbm_config_default(&cfg);
+	/* Kept by class add and del: what the map says, in any case. */
+	if (hbm_class_levels(&maps, &key, NULL, &cfg.class_levels))
+		goto fail;
 	old = cfg;
 	if (hbm_config_apply(&cfg, opts, err, sizeof(err))) {
 		hbm_error("set", dev, "%s", err);
@@ -528,7 +472,8 @@ int hbm_cmd_detach(const char *dev)
 	if (hbm_nl_open(&nl))
 		goto fail;
 	/* Not loaded: no config to delete, but look at the qdiscs anyway. */
-	hbm_maps_open(&maps);
+	if (!hbm_maps_open(&maps))
+		hbm_classes_prune(&maps);
 	if (hbm_dev_detach(&nl, ifindex, &maps, &attached))
 		goto fail;
 	hbm_markers_sweep(false);	/* markers of devices that are gone */

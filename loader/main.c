@@ -53,8 +53,19 @@ static const char hbm_help[] =
 "                 configuration and counters of each device with bpf_hbm\n"
 "                 (or DEV); --watch repeats every SECONDS until interrupted\n"
 "  detach DEV     delete DEV's bpf_hbm root (or its mq root with bpf_hbm\n"
-"                 children) and its ECN marker: the kernel restores DEV's\n"
-"                 default qdisc\n"
+"                 children), its ECN marker and its classes: the kernel\n"
+"                 restores DEV's default qdisc\n"
+"  class add DEV --cgroup PATH --rate RATE [CLASS OPTION...]\n"
+"                 give the sockets of cgroup PATH (and of its descendants\n"
+"                 without a class of their own) a rate of their own on DEV,\n"
+"                 which has bpf_hbm attached\n"
+"  class set DEV --cgroup PATH CLASS OPTION...\n"
+"                 change a class's rate or thresholds in place\n"
+"  class del DEV --cgroup PATH\n"
+"                 delete DEV's class of PATH\n"
+"  class list [DEV] [--json]\n"
+"                 the classes of each device (or DEV), configured; show\n"
+"                 gives their counters too\n"
 "  help           this text\n"
 "\n"
 "Shaping options (attach, set):\n"
@@ -105,6 +116,32 @@ static const char hbm_help[] =
 "                       unload remove the marker. Other programs on the hook\n"
 "                       are left alone\n"
 "\n"
+"Class options (class add, set, del):\n"
+"  --cgroup PATH        a cgroup v2 directory, absolute or relative to the\n"
+"                       cgroup2 mount (/sys/fs/cgroup, as\n"
+"                       /proc/self/mountinfo says). Its class covers the\n"
+"                       sockets of that cgroup and of its descendants: the\n"
+"                       nearest class up a socket's cgroup tree is the\n"
+"                       socket's. A socket stays in the cgroup it was\n"
+"                       created in, wherever its process moves later\n"
+"  --rate RATE          the class's rate (class add: required;\n"
+"                       1mbit..400gbit)\n"
+"  --burst TIME, --mark TIME, --drop TIME, --drop-large TIME\n"
+"                       the class's idle credit and thresholds, as DEV's\n"
+"                       (class add: HBM's defaults, 100us, 50us, 500us and\n"
+"                       480us; --drop alone scales drop-large; the same rules)\n"
+"  A classified socket's packets are charged to its class's virtual queue\n"
+"  and to DEV's, and leave at the later of the two clocks and their own\n"
+"  timestamp; each level's delay is checked against its own thresholds and\n"
+"  the most severe verdict (mark, CN, drop) wins; the 2-packet guard still\n"
+"  applies, and the ECN marker sets CE from the class's delay too. Other\n"
+"  packets (no socket, or no class) are charged to DEV's alone. Under mq a\n"
+"  class is DEV's, not a tx queue's.\n"
+"  Limits: 4096 classes, of all devices together; cgroup levels 0..31 (the\n"
+"  cgroup2 root is 0, /sys/fs/cgroup/a/b is 2). A class whose cgroup is\n"
+"  removed goes with it: the next class, show, set, attach or detach deletes\n"
+"  it. detach deletes DEV's classes.\n"
+"\n"
 "Attach options:\n"
 "  --parent root        one bpf_hbm as DEV's root qdisc\n"
 "  --parent mq          an mq root with a bpf_hbm on each tx queue, sharing\n"
@@ -141,8 +178,22 @@ static const char hbm_help[] =
 "                       \"p50_ns\", \"p90_ns\", \"p99_ns\" (bucket bounds, within\n"
 "                       2x), \"hist_us\" (16 buckets: <1us, [1,2)us, [2,4)us,\n"
 "                       ... >=16ms)}, \"qlen\", \"flows\",\n"
-"                       \"idle_flows\", \"backlog\"}]}\n"
+"                       \"idle_flows\", \"backlog\", \"classes\": [{\"cgroup\"\n"
+"                       (its path; null if it cannot be found), \"cgroup_id\",\n"
+"                       \"level\", \"config\": {\"rate_bps\", \"burst_ns\",\n"
+"                       \"mark_ns\", \"drop_ns\", \"drop_large_ns\"}, \"stats\":\n"
+"                       {\"enqueued\", \"packets\", \"bytes\", \"marks\", \"cn\",\n"
+"                       \"ce\", \"guard_saves\", \"cn_spared\", \"delayed\",\n"
+"                       \"vq_delay_ns\", \"drops\": {\"threshold\", \"nontcp\",\n"
+"                       \"horizon\", \"limit\", \"flow_limit\", \"nomem\",\n"
+"                       \"total\"}}}]}]}. Strings are UTF-8: a byte of a name\n"
+"                       that is not valid UTF-8 is written as \\ufffd\n"
 "  --watch SECONDS      repeat every SECONDS (a whole number) until SIGINT\n"
+"\n"
+"Class list options:\n"
+"  --json               {\"classes\": [...]}: each class as in show's\n"
+"                       \"classes\", with its device's \"dev\", \"ifindex\" and\n"
+"                       \"netns\" first\n"
 "\n"
 "Every command takes -h/--help and -v/--verbose (libbpf's messages).\n"
 "\n"
@@ -159,8 +210,10 @@ static const char hbm_help[] =
 "Files:\n"
 "  " HBM_PIN_DIR "/link\n"
 "      the struct_ops link: bpf_hbm stays loaded while it is pinned\n"
-"  " HBM_PIN_DIR "/hbm_config, hbm_dev_rates, hbm_instances\n"
-"      its maps (configuration, per-device rate state and counters, instances)\n"
+"  " HBM_PIN_DIR "/hbm_config, hbm_dev_rates, hbm_instances,\n"
+"  hbm_class_configs, hbm_class_rates\n"
+"      its maps (configuration, per-device rate state and counters,\n"
+"      instances; the classes' configuration, rate state and counters)\n"
 "  " HBM_PIN_DIR "/" HBM_CE_PROG "\n"
 "      the ECN marker program\n"
 "  " HBM_PIN_DIR "/ce-NETNS-IFINDEX\n"
@@ -196,6 +249,26 @@ static const char hbm_help[] =
 "  gbit, mbps... Times: s, ms, us, ns; a bare number is microseconds.\n" \
 "  Bytes: a bare number, or b, k, m (powers of 1024); or auto (DEV's MTU).\n"
 
+#define HBM_CLASS_LIMITS						\
+"  mark < drop-large <= drop. At most 4096 classes, of all devices, at\n"	\
+"  cgroup levels 0..31 (the cgroup2 root is 0). Rates: kbit, mbit, gbit,\n" \
+"  mbps...; times: s, ms, us, ns (a bare number is microseconds).\n"
+
+#define HBM_CGROUP_USAGE						\
+"  --cgroup PATH      the class's cgroup: a cgroup v2 directory, absolute\n" \
+"                     or relative to the cgroup2 mount (/sys/fs/cgroup)\n"
+
+static const char hbm_class_help[] =
+"Usage: bpf-hbm class add DEV --cgroup PATH --rate RATE [OPTION...]\n"
+"       bpf-hbm class set DEV --cgroup PATH OPTION...\n"
+"       bpf-hbm class del DEV --cgroup PATH\n"
+"       bpf-hbm class list [DEV] [--json]\n"
+"Per-cgroup rate classes: the sockets of a cgroup and of its descendants\n"
+"get a rate of their own on DEV, within DEV's. At most 4096 classes, of\n"
+"all devices, at cgroup levels 0..31 (the cgroup2 root is 0). See\n"
+"bpf-hbm class add -h (and set, del, list) for the options, bpf-hbm --help\n"
+"for the rest.\n";
+
 /* Every command's options, parsed. */
 struct hbm_args {
 	bool help;
@@ -203,6 +276,7 @@ struct hbm_args {
 	bool force;
 	bool json;
 	const char *dev;
+	const char *cgroup;		/* the class commands' */
 	unsigned int watch;
 	uint64_t flow_idle_ns;		/* load's; 0: the object's default */
 	struct hbm_attach_args attach;	/* also set's dev and opts */
@@ -259,6 +333,87 @@ static int hbm_run_detach(const struct hbm_args *a)
 	return hbm_cmd_detach(a->dev);
 }
 
+/* The error verbs of the class commands: "couldn't add class X on DEV". */
+static const char *hbm_class_verb(unsigned int mask)
+{
+	switch (mask) {
+	case HBM_CMD_CLASS_ADD:
+		return "add";
+	case HBM_CMD_CLASS_SET:
+		return "change";
+	case HBM_CMD_CLASS_DEL:
+		return "delete";
+	default:
+		return "list";
+	}
+}
+
+static struct hbm_class_args hbm_class_args_of(const struct hbm_args *a)
+{
+	return (struct hbm_class_args){
+		.dev = a->dev,
+		.cgroup = a->cgroup,
+		.opts = a->attach.opts,
+		.json = a->json,
+	};
+}
+
+/* What add, set and del require; returns an exit status, or -1. */
+static int hbm_class_required(const struct hbm_args *a, unsigned int mask)
+{
+	const char *verb = hbm_class_verb(mask);
+	char obj[512];
+
+	hbm_class_obj(obj, sizeof(obj), a->cgroup, a->dev, false);
+	if (!a->cgroup) {
+		hbm_error(verb, obj, "missing --cgroup PATH (see bpf-hbm class %s --help)",
+			  mask == HBM_CMD_CLASS_ADD ? "add" :
+			  mask == HBM_CMD_CLASS_SET ? "set" : "del");
+		return HBM_EXIT_USAGE;
+	}
+	if (mask == HBM_CMD_CLASS_ADD &&
+	    !(a->attach.opts.given & (1U << HBM_OPT_RATE))) {
+		hbm_error(verb, obj, "missing --rate RATE (a class has no default rate)");
+		return HBM_EXIT_USAGE;
+	}
+	if (mask == HBM_CMD_CLASS_SET && !a->attach.opts.given) {
+		hbm_error(verb, obj, "no option given (see bpf-hbm class set --help)");
+		return HBM_EXIT_USAGE;
+	}
+	return -1;
+}
+
+static int hbm_run_class_add(const struct hbm_args *a)
+{
+	struct hbm_class_args c = hbm_class_args_of(a);
+	int ret = hbm_class_required(a, HBM_CMD_CLASS_ADD);
+
+	return ret >= 0 ? ret : hbm_cmd_class_add(&c);
+}
+
+static int hbm_run_class_set(const struct hbm_args *a)
+{
+	struct hbm_class_args c = hbm_class_args_of(a);
+	int ret = hbm_class_required(a, HBM_CMD_CLASS_SET);
+
+	return ret >= 0 ? ret : hbm_cmd_class_set(&c);
+}
+
+static int hbm_run_class_del(const struct hbm_args *a)
+{
+	struct hbm_class_args c = hbm_class_args_of(a);
+	int ret = hbm_class_required(a, HBM_CMD_CLASS_DEL);
+
+	return ret >= 0 ? ret : hbm_cmd_class_del(&c);
+}
+
+static int hbm_run_class_list(const struct hbm_args *a)
+{
+	struct hbm_class_args c = hbm_class_args_of(a);
+
+	return hbm_cmd_class_list(&c);
+}
+
 static const struct hbm_cmd hbm_cmds[] = {
 	{ "load", HBM_CMD_LOAD, false, false,
 	  "Usage: bpf-hbm load [-v] [--flow-idle TIME]\n"
@@ -309,6 +464,47 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "children), its ECN marker and DEV's configuration; DEV gets its\n"
 	  "default qdisc.\n",
 	  hbm_run_detach },
+	{ "class add", HBM_CMD_CLASS_ADD, true, true,
+	  "Usage: bpf-hbm class add DEV --cgroup PATH --rate RATE [OPTION...]\n"
+	  "Give the sockets of cgroup PATH, and of its descendants without a\n"
+	  "class of their own, a rate of their own on DEV (which has bpf_hbm\n"
+	  "attached): their packets are charged to the class's virtual queue\n"
+	  "as well as to DEV's.\n"
+	  HBM_CGROUP_USAGE
+	  "  --rate RATE        the class's rate (required; 1mbit..400gbit)\n"
+	  "  --burst TIME       its idle credit (default 100us)\n"
+	  "  --mark TIME        its mark/CN threshold (default 50us)\n"
+	  "  --drop TIME        its drop threshold (default 500us)\n"
+	  "  --drop-large TIME  its drop threshold over 120 bytes\n"
+	  "                     (default 480us; keeps its ratio to drop when\n"
+	  "                     only --drop is given)\n"
+	  HBM_CLASS_LIMITS,
+	  hbm_run_class_add },
+	{ "class set", HBM_CMD_CLASS_SET, true, true,
+	  "Usage: bpf-hbm class set DEV --cgroup PATH OPTION...\n"
+	  "Change DEV's class of PATH in place; options not given keep the\n"
+	  "class's values.\n"
+	  HBM_CGROUP_USAGE
+	  "  --rate RATE        the class's rate (1mbit..400gbit)\n"
+	  "  --burst TIME       its idle credit\n"
+	  "  --mark TIME        its mark/CN threshold\n"
+	  "  --drop TIME        its drop threshold (drop-large keeps its ratio\n"
+	  "                     to it unless given)\n"
+	  "  --drop-large TIME  its drop threshold over 120 bytes\n"
+	  HBM_CLASS_LIMITS,
+	  hbm_run_class_set },
+	{ "class del", HBM_CMD_CLASS_DEL, true, true,
+	  "Usage: bpf-hbm class del DEV --cgroup PATH\n"
+	  "Delete DEV's class of PATH: its sockets are charged to DEV's virtual\n"
+	  "queue alone again (or to an ancestor's class).\n"
+	  HBM_CGROUP_USAGE,
+	  hbm_run_class_del },
+	{ "class list", HBM_CMD_CLASS_LIST, false, true,
+	  "Usage: bpf-hbm class list [DEV] [--json]\n"
+	  "The classes of each device (or DEV): cgroup, id, level and\n"
+	  "configuration; bpf-hbm show gives their counters too.\n"
+	  "  --json             as one JSON object (see bpf-hbm --help)\n",
+	  hbm_run_class_list },
 };
 
 static void __attribute__((format(printf, 2, 3)))
@@ -372,6 +568,12 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 	case HBM_OPTV_JSON:
 		a->json = true;
 		break;
+	case HBM_OPTV_CGROUP:
+		if (!optarg[0])
+			hbm_usage_err(a, "invalid cgroup path '' (a directory under the cgroup2 mount)");
+		else
+			a->cgroup = optarg;
+		break;
 	case HBM_OPTV_FLOW_IDLE:
 		if (hbm_parse_time(optarg, &a->flow_idle_ns) ||
 		    a->flow_idle_ns < HBM_MIN_FLOW_IDLE_NS ||
@@ -401,7 +603,7 @@ static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 		     struct hbm_args *a)
 {
 	struct option opts[32];
-	const char *obj;
+	char obj[512];
 	int c, i;
 
 	if (hbm_getopt_table(cmd->mask, opts, sizeof(opts) / sizeof(opts[0])) < 0)
@@ -425,8 +627,15 @@ static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 	if (a->dev && (!a->dev[0] || strlen(a->dev) >= IFNAMSIZ ||
 		       strchr(a->dev, '/')))
 		hbm_usage_err(a, "invalid device name '%s'", a->dev);
+	if (a->err[0] && (cmd->mask & HBM_CMD_CLASS)) {
+		hbm_class_obj(obj, sizeof(obj), a->cgroup, a->dev,
+			      cmd->mask == HBM_CMD_CLASS_LIST);
+		hbm_error(hbm_class_verb(cmd->mask), obj, "%s", a->err);
+		return HBM_EXIT_USAGE;
+	}
 	if (a->err[0]) {
-		obj = a->dev && cmd->dev_allowed ? a->dev : HBM_KIND;
+		snprintf(obj, sizeof(obj), "%s",
+			 a->dev && cmd->dev_allowed ? a->dev : HBM_KIND);
 		hbm_error(cmd->name, obj, "%s", a->err);
 		return HBM_EXIT_USAGE;
 	}
@@ -439,6 +648,7 @@ int main(int argc, char **argv)
 	const struct hbm_cmd *cmd = NULL;
 	struct hbm_args a = {};
 	bool verbose = false;
+	char name[32];
 	size_t j;
 	int i, ret;
 
@@ -472,9 +682,35 @@ int main(int argc, char **argv)
 		fputs(hbm_help, stdout);
 		return HBM_EXIT_OK;
 	}
+	/* class takes a sub-command: "class add" is the command's name. */
+	if (snprintf(name, sizeof(name), "%s", argv[i]) >= (int)sizeof(name) ||
+	    strchr(name, ' '))
+		name[0] = '\0';
+	if (!strcmp(argv[i], "class")) {
+		if (i + 1 < argc && (!strcmp(argv[i + 1], "-h") ||
+				     !strcmp(argv[i + 1], "--help"))) {
+			fputs(hbm_class_help, stdout);
+			return HBM_EXIT_OK;
+		}
+		if (i + 1 == argc || argv[i + 1][0] == '-') {
+			hbm_error("parse", "arguments",
+				  "missing class sub-command: add, set, del or list (see bpf-hbm class --help)");
+			return HBM_EXIT_USAGE;
+		}
+		i++;
+		if (snprintf(name, sizeof(name), "class %s", argv[i]) >=
+		    (int)sizeof(name))
+			name[0] = '\0';
+	}
 	for (j = 0; j < sizeof(hbm_cmds) / sizeof(hbm_cmds[0]); j++)
-		if (!strcmp(argv[i], hbm_cmds[j].name))
+		if (!strcmp(name, hbm_cmds[j].name))
 			cmd = &hbm_cmds[j];
+	if (!cmd && !strncmp(name, "class ", 6)) {
+		hbm_error("parse", "arguments",
+			  "unknown class sub-command '%s' (add, set, del or list; see bpf-hbm class --help)",
+			  argv[i]);
+		return HBM_EXIT_USAGE;
+	}
 	if (!cmd) {
 		hbm_error("parse", "arguments",
 			  "unknown command '%s' (see bpf-hbm --help)", argv[i]);

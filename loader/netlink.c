@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rtnetlink through libmnl: create, replace and delete qdiscs, dump a
- * device's qdiscs, count its tx queues. Errors carry the kernel's extended
+ * device's qdiscs and find its root (bpf_hbm attached or not), count its
+ * tx queues. Errors carry the kernel's extended
  * ack message when it sent one.
  */
 #include <dirent.h>
@@ -304,6 +305,70 @@ void hbm_qdiscs_free(struct hbm_qdiscs *qs)
 	free(qs->q);
 	qs->q = NULL;
 	qs->n = 0;
+}
+
+/* The root qdisc in a dump, or NULL. */
+const struct hbm_qdisc *hbm_root_in(const struct hbm_qdiscs *qs)
+{
+	int i;
+
+	for (i = 0; i < qs->n; i++)
+		if (qs->q[i].parent == TC_H_ROOT)
+			return &qs->q[i];
+	return NULL;
+}
+
+/* Whether @q is a child qdisc of the qdisc with @handle (mq's, per queue). */
+bool hbm_child_of(const struct hbm_qdisc *q, __u32 handle)
+{
+	return q->parent != TC_H_ROOT && q->parent != TC_H_INGRESS &&
+	       TC_H_MAJ(q->parent) == TC_H_MAJ(handle);
+}
+
+static void hbm_root_of(const struct hbm_qdiscs *qs, struct hbm_root *r)
+{
+	const struct hbm_qdisc *q = hbm_root_in(qs);
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	if (!q)
+		return;
+	r->q = *q;
+	r->q.opts = NULL;	/* @qs owns them */
+	r->q.opts_len = 0;
+	r->present = true;
+	if (!strcmp(r->q.kind, HBM_KIND)) {
+		r->attached = true;
+		return;
+	}
+	if (strcmp(r->q.kind, "mq"))
+		return;
+	for (i = 0; i < qs->n; i++) {
+		q = &qs->q[i];
+		if (!hbm_child_of(q, r->q.handle))
+			continue;
+		r->children++;
+		if (!strcmp(q->kind, HBM_KIND))
+			r->attached = true;
+	}
+}
+
+/* The device's root qdisc; its whole dump in @all, if not NULL. */
+int hbm_root_get(struct hbm_nl *nl, int ifindex, struct hbm_root *r,
+		 struct hbm_qdiscs *all)
+{
+	struct hbm_qdiscs qs;
+	int err;
+
+	err = hbm_nl_qdisc_dump(nl, ifindex, &qs);
+	if (err)
+		return err;
+	hbm_root_of(&qs, r);
+	if (all)
+		*all = qs;
+	else
+		hbm_qdiscs_free(&qs);
+	return 0;
 }
 
 static int hbm_link_cb(const struct nlmsghdr *nlh, void *data)

@@ -56,6 +56,23 @@ int hbm_nl_qdisc_del(struct hbm_nl *nl, int ifindex, __u32 parent,
 		     __u32 handle, const char *kind);
 int hbm_nl_qdisc_dump(struct hbm_nl *nl, int ifindex, struct hbm_qdiscs *qs);
 void hbm_qdiscs_free(struct hbm_qdiscs *qs);
+
+/*
+ * A device's root qdisc. bpf_hbm is attached to a device when its root
+ * qdisc is bpf_hbm, or when its root is mq with bpf_hbm children (one per
+ * tx queue).
+ */
+struct hbm_root {
+	struct hbm_qdisc q;	/* the root qdisc, if any */
+	bool present;
+	bool attached;		/* bpf_hbm root, or mq root with bpf_hbm */
+	int children;		/* mq's children */
+};
+
+const struct hbm_qdisc *hbm_root_in(const struct hbm_qdiscs *qs);
+bool hbm_child_of(const struct hbm_qdisc *q, __u32 handle);
+int hbm_root_get(struct hbm_nl *nl, int ifindex, struct hbm_root *r,
+		 struct hbm_qdiscs *all);
 int hbm_nl_num_tx_queues(struct hbm_nl *nl, int ifindex);
 int hbm_tx_queues(struct hbm_nl *nl, const char *dev, int ifindex);
 

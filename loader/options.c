@@ -10,6 +10,10 @@
 #define HBM_SHAPING	(HBM_CMD_ATTACH | HBM_CMD_SET)
 #define HBM_SHAPE(opt, arg) \
 	{ NULL, arg, HBM_OPTV_SHAPE + (opt), HBM_SHAPING }
+/* A class has its own rate and thresholds; the device gives the rest. */
+#define HBM_CLASS_SHAPE(opt, arg) \
+	{ NULL, arg, HBM_OPTV_SHAPE + (opt), \
+	  HBM_SHAPING | HBM_CMD_CLASS_ADD | HBM_CMD_CLASS_SET }
 
 /* Shaping options take their names from config.c (hbm_opt_name). */
 const struct hbm_optdef hbm_optdefs[] = {
@@ -17,11 +21,11 @@ const struct hbm_optdef hbm_optdefs[] = {
 	{ "verbose", NULL, 'v', HBM_CMD_ALL },
 	{ "flow-idle", "TIME", HBM_OPTV_FLOW_IDLE, HBM_CMD_LOAD },
 	{ "force", NULL, HBM_OPTV_FORCE, HBM_CMD_UNLOAD },
-	HBM_SHAPE(HBM_OPT_RATE, "RATE"),
-	HBM_SHAPE(HBM_OPT_BURST, "TIME"),
-	HBM_SHAPE(HBM_OPT_MARK, "TIME"),
-	HBM_SHAPE(HBM_OPT_DROP, "TIME"),
-	HBM_SHAPE(HBM_OPT_DROP_LARGE, "TIME"),
+	HBM_CLASS_SHAPE(HBM_OPT_RATE, "RATE"),
+	HBM_CLASS_SHAPE(HBM_OPT_BURST, "TIME"),
+	HBM_CLASS_SHAPE(HBM_OPT_MARK, "TIME"),
+	HBM_CLASS_SHAPE(HBM_OPT_DROP, "TIME"),
+	HBM_CLASS_SHAPE(HBM_OPT_DROP_LARGE, "TIME"),
 	HBM_SHAPE(HBM_OPT_LIMIT, "N"),
 	HBM_SHAPE(HBM_OPT_FLOW_LIMIT, "N"),
 	HBM_SHAPE(HBM_OPT_HORIZON, "TIME"),
@@ -32,14 +36,17 @@ const struct hbm_optdef hbm_optdefs[] = {
 	{ "ecn", "on|off", HBM_OPTV_ECN, HBM_SHAPING },
 	{ "parent", "root|mq", HBM_OPTV_PARENT, HBM_CMD_ATTACH },
 	{ "replace", NULL, HBM_OPTV_REPLACE, HBM_CMD_ATTACH },
-	{ "json", NULL, HBM_OPTV_JSON, HBM_CMD_SHOW },
+	{ "json", NULL, HBM_OPTV_JSON, HBM_CMD_SHOW | HBM_CMD_CLASS_LIST },
 	{ "watch", "SECONDS", HBM_OPTV_WATCH, HBM_CMD_SHOW },
+	{ "cgroup", "PATH", HBM_OPTV_CGROUP,
+	  HBM_CMD_CLASS_ADD | HBM_CMD_CLASS_SET | HBM_CMD_CLASS_DEL },
 };
 
 const size_t hbm_n_optdefs = sizeof(hbm_optdefs) / sizeof(hbm_optdefs[0]);
 
 static const char *const hbm_cmd_names[] = {
 	"load", "unload", "attach", "set", "show", "detach",
+	"class add", "class set", "class del", "class list",
 };
 
 const char *hbm_cmd_name(unsigned int cmd)
@@ -105,9 +112,13 @@ const char *hbm_opt_default(const struct hbm_optdef *d, unsigned int cmd,
 		hbm_fmt_time(buf, len, HBM_DEF_FLOW_IDLE_NS);
 		return buf;
 	}
-	if (cmd != HBM_CMD_ATTACH)
-		return NULL;	/* set starts from DEV's configuration */
-	if (d->val == HBM_OPTV_ECN) {
+	/* A class's rate has none: class add requires it. */
+	if (cmd == HBM_CMD_CLASS_ADD && opt == HBM_OPT_RATE)
+		return NULL;
+	/* set starts from DEV's configuration, class set from the class's. */
+	if (cmd != HBM_CMD_ATTACH && cmd != HBM_CMD_CLASS_ADD)
+		return NULL;
+	if (d->val == HBM_OPTV_ECN && cmd == HBM_CMD_ATTACH) {
 		snprintf(buf, len, "on");
 		return buf;
 	}

@@ -23,7 +23,13 @@ enum {
 	HBM_CMD_SET	= 1 << 3,
 	HBM_CMD_SHOW	= 1 << 4,
 	HBM_CMD_DETACH	= 1 << 5,
-	HBM_CMD_ALL	= (1 << 6) - 1,
+	HBM_CMD_CLASS_ADD	= 1 << 6,
+	HBM_CMD_CLASS_SET	= 1 << 7,
+	HBM_CMD_CLASS_DEL	= 1 << 8,
+	HBM_CMD_CLASS_LIST	= 1 << 9,
+	HBM_CMD_ALL	= (1 << 10) - 1,
+	HBM_CMD_CLASS	= HBM_CMD_CLASS_ADD | HBM_CMD_CLASS_SET |
+			  HBM_CMD_CLASS_DEL | HBM_CMD_CLASS_LIST,
 };
 
 /* getopt_long's values of the options that are not single letters. */
@@ -36,6 +42,7 @@ enum {
 	HBM_OPTV_WATCH,
 	HBM_OPTV_ECN,
 	HBM_OPTV_FLOW_IDLE,
+	HBM_OPTV_CGROUP,
 };
 
 struct hbm_optdef {
@@ -51,7 +58,7 @@ extern const size_t hbm_n_optdefs;
 /* The option's long name, without dashes (shaping options: config.c's). */
 const char *hbm_optdef_name(const struct hbm_optdef *d);
 
-/* Command names, by bit number of HBM_CMD_*. */
+/* Command names, by bit number of HBM_CMD_* ("class add": two words). */
 const char *hbm_cmd_name(unsigned int cmd);
 
 /*
@@ -62,7 +69,8 @@ int hbm_getopt_table(unsigned int cmd, struct option *out, size_t n);
 
 /*
  * The default of @d for @cmd as --help writes it ("1gbit", "100us", "on")
- * into @buf, or NULL if it has none there (set keeps DEV's current values).
+ * into @buf, or NULL if it has none there (set keeps DEV's current values,
+ * class set the class's; class add requires --rate).
  */
 const char *hbm_opt_default(const struct hbm_optdef *d, unsigned int cmd,
 			    char *buf, size_t len);

@@ -5,8 +5,9 @@
  * check of their layout against HBM_ABI_VERSION.
  *
  * /sys/fs/bpf/bpf_hbm/link holds the struct_ops link: while it is pinned,
- * the "bpf_hbm" qdisc kind stays registered. hbm_config, hbm_dev_rates and
- * hbm_instances are pinned next to it for bpf-hbm (and bpftool) to use,
+ * the "bpf_hbm" qdisc kind stays registered. hbm_config, hbm_dev_rates,
+ * hbm_instances, hbm_class_configs and hbm_class_rates are pinned next to
+ * it for bpf-hbm (and bpftool) to use,
  * and the ECN marker program hbm_ce, which attach puts on devices' tcx
  * egress hooks through links pinned there too (marker.c).
  */
@@ -25,7 +26,8 @@
 #include "pins.h"
 
 const char *const hbm_pin_maps[HBM_PIN_MAPS] = {
-	"hbm_config", "hbm_dev_rates", "hbm_instances",
+	"hbm_config", "hbm_dev_rates", "hbm_instances", "hbm_class_configs",
+	"hbm_class_rates",
 };
 
 /*
@@ -228,6 +230,16 @@ int hbm_maps_open(struct hbm_maps *maps)
 	if (err < 0)
 		goto err;
 	maps->instances = err;
+	err = hbm_map_open("hbm_class_configs", sizeof(struct hbm_class_key),
+			   sizeof(struct hbm_class_config), 0, NULL);
+	if (err < 0)
+		goto err;
+	maps->class_configs = err;
+	err = hbm_map_open("hbm_class_rates", sizeof(struct hbm_class_key),
+			   sizeof(struct hbm_class_rate), 0, NULL);
+	if (err < 0)
+		goto err;
+	maps->class_rates = err;
 	return 0;
 err:
 	hbm_maps_close(maps);
@@ -242,6 +254,10 @@ void hbm_maps_close(struct hbm_maps *maps)
 		close(maps->rates);
 	if (maps->instances >= 0)
 		close(maps->instances);
+	if (maps->class_configs >= 0)
+		close(maps->class_configs);
+	if (maps->class_rates >= 0)
+		close(maps->class_rates);
 	*maps = (struct hbm_maps)HBM_MAPS_INIT;
 }
 

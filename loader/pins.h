@@ -17,12 +17,15 @@ struct hbm_maps {
 	int rates;
 	int instances;
 	__u32 inst_value_size;	/* struct hbm_inst_info and the BPF side's */
+	int class_configs;	/* hbm_class_configs */
+	int class_rates;	/* hbm_class_rates */
 };
 
-#define HBM_MAPS_INIT { .config = -1, .rates = -1, .instances = -1 }
+#define HBM_MAPS_INIT { .config = -1, .rates = -1, .instances = -1,	\
+			.class_configs = -1, .class_rates = -1 }
 
 /* The maps pinned beside the link, by name. */
-#define HBM_PIN_MAPS		3
+#define HBM_PIN_MAPS		5
 extern const char *const hbm_pin_maps[HBM_PIN_MAPS];
 
 const char *hbm_pin_dir(void);

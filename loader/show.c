@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * show: configuration and counters of each device with bpf_hbm attached
- * (each entry of hbm_dev_rates), as a key/value block or as JSON.
+ * (each entry of hbm_dev_rates) and of its classes (class.c's), as a
+ * key/value block or as JSON.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,15 +35,6 @@ struct hbm_dev_stats {
 	__u64 flows;
 	__u64 idle_flows;
 	__u64 backlog;
-};
-
-static const char *const hbm_drop_names[HBM_DROP_MAX] = {
-	[HBM_DROP_THRESH] = "threshold",
-	[HBM_DROP_NONTCP] = "nontcp",
-	[HBM_DROP_HORIZON] = "horizon",
-	[HBM_DROP_LIMIT] = "limit",
-	[HBM_DROP_FLOW_LIMIT] = "flow_limit",
-	[HBM_DROP_NOMEM] = "nomem",
 };
 
 static __u32 hbm_own;	/* our netns, for sorting and names */
@@ -282,33 +274,26 @@ out:
 	return err;
 }
 
-static void hbm_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static const char *hbm_bool(bool b)
 {
 	return b ? "true" : "false";
 }
 
-static void hbm_print_json(const struct hbm_dev_stats *st, int n)
+/* Whether class @e is device @s's. */
+static bool hbm_class_in(const struct hbm_class_ent *e,
+			 const struct hbm_dev_stats *s)
+{
+	return e->key.ifindex == s->key.ifindex &&
+	       e->key.netns == s->key.netns;
+}
+
+static void hbm_print_json(const struct hbm_dev_stats *st, int n,
+			   const struct hbm_class_ent *cls, int ncls)
 {
 	char name[IF_NAMESIZE];
 	const struct hbm_config *c;
 	const struct hbm_dev_rate *k;
-	int i, j;
+	int i, j, m;
 
 	printf("{\"devices\":[");
 	for (i = 0; i < n; i++) {
@@ -317,7 +302,7 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		printf("%s{\"dev\":", i ? "," : "");
 		if (st[i].key.netns == hbm_own &&
 		    if_indextoname(st[i].key.ifindex, name))
-			hbm_json_str(name);
+			hbm_json_str(stdout, name);
 		else
 			printf("null");
 		printf(",\"ifindex\":%u,\"netns\":%u,\"instances\":%u,\"configured\":%s",
@@ -342,7 +327,7 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		       k->tstamp_realtime);
 		printf(",\"drops\":{");
 		for (j = 0; j < HBM_DROP_MAX; j++)
-			printf("\"%s\":%llu,", hbm_drop_names[j], k->drops[j]);
+			printf("\"%s\":%llu,", hbm_drop_name(j), k->drops[j]);
 		printf("\"total\":%llu}", hbm_total_drops(k));
 		printf(",\"lateness\":{\"credit_ns\":%llu,\"envelope_ns\":%llu,\"samples\":%llu,\"mean_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"hist_us\":[",
 		       hbm_credit_now(&st[i]), k->late_ns, hbm_late_count(k),
@@ -352,9 +337,18 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n)
 		for (j = 0; j < HBM_LATE_BUCKETS; j++)
 			printf("%s%llu", j ? "," : "", k->late_hist[j]);
 		printf("]}");
-		printf(",\"qlen\":%llu,\"flows\":%llu,\"idle_flows\":%llu,\"backlog\":%llu}",
+		printf(",\"qlen\":%llu,\"flows\":%llu,\"idle_flows\":%llu,\"backlog\":%llu",
 		       st[i].qlen, st[i].flows, st[i].idle_flows,
 		       st[i].backlog);
+		printf(",\"classes\":[");
+		for (j = 0, m = 0; j < ncls; j++) {
+			if (!hbm_class_in(&cls[j], &st[i]))
+				continue;
+			if (m++)
+				putchar(',');
+			hbm_class_print_json(&cls[j], false, hbm_own);
+		}
+		printf("]}");
 	}
 	printf("]}\n");
 }
@@ -405,7 +399,8 @@ static void hbm_print_config_human(const struct hbm_dev_stats *s)
 	       "on, but no marker on the tcx egress hook (bpf-hbm set DEV --ecn on)");
 }
 
-static void hbm_print_human(const struct hbm_dev_stats *st, int n)
+static void hbm_print_human(const struct hbm_dev_stats *st, int n,
+			    const struct hbm_class_ent *cls, int ncls)
 {
 	char label[64], a[HBM_FMT_BUFSZ];
 	const struct hbm_dev_rate *k;
@@ -437,7 +432,7 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		       k->tstamp_tai, k->tstamp_realtime);
 		printf("  %-12s%llu (", "drops", hbm_total_drops(k));
 		for (j = 0; j < HBM_DROP_MAX; j++)
-			printf("%s%s %llu", j ? ", " : "", hbm_drop_names[j],
+			printf("%s%s %llu", j ? ", " : "", hbm_drop_name(j),
 			       k->drops[j]);
 		printf(")\n");
 		hbm_fmt_time(a, sizeof(a), k->delta_ns > 0 ? k->delta_ns : 0);
@@ -458,6 +453,9 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n)
 		HBM_KV("flows", "%llu backlogged, %llu idle", st[i].flows,
 		       st[i].idle_flows);
 		HBM_KV("backlog", "%llu", st[i].backlog);
+		for (j = 0; j < ncls; j++)
+			if (hbm_class_in(&cls[j], &st[i]))
+				hbm_class_print_text(&cls[j], 2, true);
 	}
 }
 
@@ -483,9 +481,10 @@ int hbm_cmd_show(const struct hbm_show_args *args)
 	const char *obj = args->dev ? args->dev : HBM_KIND;
 	struct hbm_maps maps = HBM_MAPS_INIT;
 	struct hbm_dev_stats *st = NULL;
+	struct hbm_class_ent *cls = NULL;
 	struct hbm_dev_key key, *only = NULL;
 	bool tty = isatty(STDOUT_FILENO);
-	int ret = HBM_EXIT_FAIL, n = 0, rounds = 0;
+	int ret = HBM_EXIT_FAIL, n = 0, ncls = 0, rounds = 0;
 	struct sigaction sa = {};
 	char when[64];
 	time_t now;
@@ -516,7 +515,10 @@ int hbm_cmd_show(const struct hbm_show_args *args)
 		sigaction(SIGTERM, &sa, NULL);
 	}
 	do {
-		if (hbm_collect(&maps, only, &st, &n))
+		/* Each round: a cgroup removed meanwhile takes its class. */
+		hbm_classes_prune(&maps);
+		if (hbm_collect(&maps, only, &st, &n) ||
+		    hbm_classes_get(&maps, only, &cls, &ncls))
 			goto fail;
 		if (only && !n) {
 			hbm_error("show", args->dev,
@@ -535,12 +537,15 @@ int hbm_cmd_show(const struct hbm_show_args *args)
 			       when);
 		}
 		if (args->json)
-			hbm_print_json(st, n);
+			hbm_print_json(st, n, cls, ncls);
 		else
-			hbm_print_human(st, n);
+			hbm_print_human(st, n, cls, ncls);
 		fflush(stdout);
 		free(st);
 		st = NULL;
+		hbm_classes_free(cls, ncls);
+		cls = NULL;
+		ncls = 0;
 		rounds++;
 	} while (args->watch && hbm_wait(args->watch));
 	ret = HBM_EXIT_OK;
@@ -549,6 +554,7 @@ fail:
 	hbm_fail("show", obj);
 out:
 	free(st);
+	hbm_classes_free(cls, ncls);
 	hbm_maps_close(&maps);
 	return ret;
 }

@@ -117,3 +117,100 @@ void hbm_dev_label(char *buf, size_t len, const struct hbm_dev_key *key,
 	else
 		snprintf(buf, len, "ifindex %u (gone)", key->ifindex);
 }
+
+static const char *const hbm_drop_names[HBM_DROP_MAX] = {
+	[HBM_DROP_THRESH] = "threshold",
+	[HBM_DROP_NONTCP] = "nontcp",
+	[HBM_DROP_HORIZON] = "horizon",
+	[HBM_DROP_LIMIT] = "limit",
+	[HBM_DROP_FLOW_LIMIT] = "flow_limit",
+	[HBM_DROP_NOMEM] = "nomem",
+};
+
+/* A drop reason's name, as show writes it (JSON keys too). */
+const char *hbm_drop_name(int reason)
+{
+	return reason >= 0 && reason < HBM_DROP_MAX ? hbm_drop_names[reason] :
+						      "?";
+}
+
+/*
+ * The length of the well-formed UTF-8 sequence at @s, or 0: no overlong
+ * forms, no surrogates (U+D800..U+DFFF), nothing above U+10FFFF (RFC
+ * 3629's table). A NUL ends a sequence early, so @s is never read past
+ * its end.
+ */
+static size_t hbm_utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		if (s[0] == 0xe0)
+			lo = 0xa0;	/* overlong */
+		else if (s[0] == 0xed)
+			hi = 0x9f;	/* surrogates */
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		if (s[0] == 0xf0)
+			lo = 0x90;	/* overlong */
+		else if (s[0] == 0xf4)
+			hi = 0x8f;	/* above U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+void hbm_json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+			continue;
+		}
+		if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+			continue;
+		}
+		n = hbm_utf8_len(p);
+		if (!n) {
+			fputs("\\ufffd", f);
+			p++;
+			continue;
+		}
+		fwrite(p, 1, n, f);
+		p += n;
+	}
+	fputc('"', f);
+}
+
+void hbm_text_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}

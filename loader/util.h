@@ -3,12 +3,14 @@
  * The loader's bottom layer (util.c): errors, notes, names.
  *
  * The loader is in layers, each file using only the files below it:
- *   util (util.h), units and config (units.h, config.h)
+ *   util (util.h), units and config (units.h, config.h), cgroups
+ *     (cgroup.h)
  *   pins: where the pins are, their state, the pinned maps (pins.h)
  *   the kernel objects: the BPF object, the ECN markers, qdiscs through
  *     rtnetlink (objects.h: bpf.c, marker.c, netlink.c)
- *   the commands: load and unload, attach, set, detach, show (cmds.h:
- *     lifecycle.c, device.c, show.c)
+ *   the commands: load and unload, attach, set, detach, show, class
+ *     (cmds.h: lifecycle.c, device.c, show.c, class.c; device.c and show.c
+ *     use class.c's)
  *   main.c
  * scripts/check-layers.sh (make test) fails on a call or include cycle.
  *
@@ -24,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 #include "hbm.h"
@@ -54,5 +57,18 @@ const char *hbm_perm_hint(int err);
 int hbm_own_netns(__u32 *netns);
 void hbm_dev_label(char *buf, size_t len, const struct hbm_dev_key *key,
 		   __u32 own_netns);
+const char *hbm_drop_name(int reason);
+
+/*
+ * @s as a JSON string, quoted, on @f; NULL as null. '"', '\\' and control
+ * characters (and DEL) are escaped, well-formed UTF-8 (RFC 3629) passes
+ * through as it is, and each byte that is not part of one becomes U+FFFD
+ * (\ufffd), as Go's encoding/json does: the output is always valid JSON,
+ * and a name that is not UTF-8 (a path may be any bytes) shows where.
+ */
+void hbm_json_str(FILE *f, const char *s);
+
+/* @s for text: control characters (and DEL) as \xNN, the rest as is. */
+void hbm_text_str(FILE *f, const char *s);
 
 #endif /* HBM_UTIL_H */

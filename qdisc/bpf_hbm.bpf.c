@@ -388,6 +388,31 @@ static __always_inline void hbm_fold_counts(struct hbm_dev_rate *dr,
 	__sync_fetch_and_add(&dr->fastpath, info->fastpath);
 }
 
+/* Delete a class of the device @dev, whichever map @key was found in. */
+static long hbm_class_forget(struct bpf_map *map, struct hbm_class_key *key,
+			     void *value, struct hbm_dev_key *dev)
+{
+	if (key->ifindex == dev->ifindex && key->netns == dev->netns) {
+		bpf_map_delete_elem(&hbm_class_configs, key);
+		bpf_map_delete_elem(&hbm_class_rates, key);
+	}
+	return 0;
+}
+
+/*
+ * A device going away takes its classes along, as its configuration: a
+ * namespace's inode number is reused, and a device of the same ifindex in
+ * a namespace that got it must not inherit them. Rare (the last instance
+ * of an unregistering device), so a walk of each map will do.
+ */
+static __noinline void hbm_classes_forget(struct hbm_dev_key *dev)
+{
+	struct hbm_dev_key d = *dev;
+
+	bpf_for_each_map_elem(&hbm_class_configs, hbm_class_forget, &d, 0);
+	bpf_for_each_map_elem(&hbm_class_rates, hbm_class_forget, &d, 0);
+}
+
 SEC("struct_ops")
 void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 {
@@ -416,8 +441,10 @@ void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 	 */
 	if (dr && __sync_fetch_and_sub(&dr->instances, 1) == 1) {
 		bpf_map_delete_elem(&hbm_dev_rates, &fk.inst);
-		if (sch->dev_queue->dev->reg_state != NETREG_REGISTERED)
+		if (sch->dev_queue->dev->reg_state != NETREG_REGISTERED) {
 			bpf_map_delete_elem(&hbm_config, &fk.inst);
+			hbm_classes_forget((struct hbm_dev_key *)&fk.inst);
+		}
 	}
 }
 

@@ -28,8 +28,8 @@ int hbm_ce(struct __sk_buff *ctx)
 	struct hbm_config cfg;
 	struct hbm_dev_rate *dr;
 	__s64 delta, cdelta;
+	bool ce = false;
 	__u64 now;
-	bool ce;
 
 	dev.ifindex = ctx->ifindex;
 	dev.netns = skb->dev->nd_net.net->ns.inum;
@@ -48,15 +48,15 @@ int hbm_ce(struct __sk_buff *ctx)
 	hbm_config_of(&dev, &cfg);
 	if (!(cfg.flags & HBM_F_ECN))
 		return TCX_NEXT;
-	ce = delta > (__s64)cfg.mark_ns;
-	if (!ce && cfg.class_levels) {
-		/* The class's delay, as hbm_class_charge will find it. */
+	/* A class's delay, and the device's beyond it, as the qdisc's. */
+	if (cfg.class_levels)
 		hbm_class_find(skb, &dev, cfg.class_levels, &cls);
-		if (cls.cr) {
-			cdelta = (__s64)(READ_ONCE(cls.cr->vq_time) - now);
-			ce = cdelta > (__s64)cls.cc->mark_ns;
-		}
+	if (cls.cr) {
+		cdelta = (__s64)(READ_ONCE(cls.cr->vq_time) - now);
+		ce = cdelta > (__s64)cls.cc->mark_ns;
+		delta -= hbm_class_held(cdelta);
 	}
+	ce = ce || delta > (__s64)cfg.mark_ns;
 	if (ce && bpf_skb_ecn_set_ce(ctx)) {
 		__sync_fetch_and_add(&dr->ce, 1);
 		if (cls.cr)

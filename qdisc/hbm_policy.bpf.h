@@ -169,13 +169,14 @@ static __always_inline void hbm_class_find(struct sk_buff *skb,
  * it, with the departure the clock gives it and what it cost the clock
  * (@charge, given back if it is purged before it leaves). A
  * dropped packet's slot is given back at once. @delay is the virtual
- * queue's delay, judged against HBM's thresholds as it is: the allowance
+ * queue's delay less what its class holds it anyway (@held, 0 without a
+ * class), judged against HBM's thresholds as it is: the allowance
  * for the shaper's lateness widens the idle credit only (thresholds raised
  * by it kept a standing queue as long as the lateness, bench/README.md).
  */
 static __always_inline enum hbm_verdict
 hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
-	   const struct hbm_pkt *pkt, __u64 now, __u64 *charge,
+	   const struct hbm_pkt *pkt, __u64 now, __s64 held, __u64 *charge,
 	   __u64 *departure, __s64 *delay)
 {
 	enum hbm_verdict v;
@@ -205,8 +206,8 @@ hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 		delta = hbm_vq_charge(&vq, now, pkt->len, cfg->rate_bps,
 				      cfg->burst_ns + allow, departure);
 		*charge = vq.time - *departure;
-		*delay = delta;
-		v = hbm_decide(cfg, pkt, delta, rnd, &guarded);
+		*delay = delta - held;
+		v = hbm_decide(cfg, pkt, delta - held, rnd, &guarded);
 		if (v == HBM_DROP)
 			hbm_vq_refund(&vq, pkt->len, cfg->rate_bps);
 		dr->vq_time = vq.time;
@@ -236,7 +237,7 @@ static __always_inline enum hbm_verdict
 hbm_class_charge(struct hbm_class_rate *cr, const struct hbm_class_config *cc,
 		 const struct hbm_config *dev, __u64 late_ns,
 		 const struct hbm_pkt *pkt, __u64 now, __u64 *charge,
-		 __u64 *departure, enum hbm_drop_reason *reason)
+		 __u64 *departure, __s64 *delay, enum hbm_drop_reason *reason)
 {
 	struct hbm_config cfg;
 	enum hbm_verdict v;
@@ -266,6 +267,7 @@ hbm_class_charge(struct hbm_class_rate *cr, const struct hbm_class_config *cc,
 		cr->vq_rem = vq.rem;
 	}
 	cr->delta_ns = delta;
+	*delay = delta;
 	if (v != HBM_PASS)
 		cr->marks++;
 	if (v == HBM_CN)
@@ -295,6 +297,14 @@ static __always_inline void hbm_class_refund(struct hbm_class_rate *cr,
  * departs at the later of the two clocks, and gets the more severe of the
  * two verdicts. A packet dropped at either level is given back to both.
  * The class's charge goes in the skb (hbm_cb) for the purge.
+ *
+ * The device's clock is charged at enqueue, so it runs ahead of now by
+ * what the classes hold as well as by what the device itself must delay
+ * (at most a drop threshold's worth of each class's rate: HBM's signals
+ * bound each queue). The device's delay a classified packet is judged by
+ * is what the device adds to its class's delay (hbm_class_held): a
+ * class filling its own rate under an idle device is no congestion of the
+ * device, and must get no device signals.
  */
 static __always_inline enum hbm_verdict
 hbm_charge_all(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
@@ -304,16 +314,17 @@ hbm_charge_all(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 {
 	enum hbm_verdict vc = HBM_PASS, v;
 	__u64 cdep = 0, ccharge = 0;
-	__s64 delay;
+	__s64 delay, cdelay = 0;
 
 	if (cls->cr) {
 		vc = hbm_class_charge(cls->cr, cls->cc, cfg,
 				      READ_ONCE(dr->late_ns), pkt, now,
-				      &ccharge, &cdep, reason);
+				      &ccharge, &cdep, &cdelay, reason);
 		if (vc == HBM_DROP)
 			return HBM_DROP;
 	}
-	v = hbm_charge(dr, cfg, pkt, now, charge, departure, &delay);
+	v = hbm_charge(dr, cfg, pkt, now, hbm_class_held(cdelay), charge,
+		       departure, &delay);
 	if (v == HBM_DROP) {
 		*reason = pkt->is_tcp ||
 			  delay > (__s64)hbm_drop_thresh(cfg, pkt->len) ?

@@ -501,6 +501,18 @@ static void test_class_levels(void)
 		  "a class's mark wins over the device's pass");
 	ASSERT_EQ(hbm_verdict_worst(HBM_DROP, HBM_CN), HBM_DROP,
 		  "drop wins over CN");
+
+	/*
+	 * A class holding its packet 300 us under a device 350 us ahead:
+	 * the device adds 50 us, under its mark; a class not behind holds
+	 * nothing.
+	 */
+	ASSERT_EQ(350000 - hbm_class_held(300000), 50000,
+		  "the device's delay beyond the class's");
+	ASSERT_EQ(hbm_decide(&def_cfg, &pkt, 350000 - hbm_class_held(300000),
+			     0, &guarded), HBM_PASS,
+		  "a class's own queue is no device congestion");
+	ASSERT_EQ(hbm_class_held(-100000), 0, "an idle class holds nothing");
 }
 
 HBM_TEST_MAIN(

@@ -234,6 +234,12 @@ static void test_readme(void)
 		}
 		ASSERT_TRUE(p != NULL, tag);
 	}
+	/* And every command, "bpf-hbm class add" as much as "bpf-hbm load". */
+	for (i = 1; i < HBM_CMD_ALL; i <<= 1) {
+		snprintf(want, sizeof(want), "bpf-hbm %s", hbm_cmd_name(i));
+		snprintf(tag, sizeof(tag), "README: %s", want);
+		ASSERT_TRUE(strstr(ref, want) != NULL, tag);
+	}
 	free(readme);
 }
 
@@ -287,6 +293,85 @@ static void test_quantum_opts(void)
 		    "set keeps DEV's quantum");
 }
 
+/*
+ * The class commands: a class takes the device's rate and thresholds (not
+ * its limits, horizon or switches) and --cgroup; class add's defaults are
+ * HBM's, but its rate has none; class list takes --json, as show.
+ */
+static void test_class_opts(void)
+{
+	static const char *const own[] = {
+		"rate", "burst", "mark", "drop", "drop-large",
+	};
+	const unsigned int cls = HBM_CMD_CLASS_ADD | HBM_CMD_CLASS_SET;
+	const struct hbm_optdef *d;
+	char def[64], tag[96];
+	char *help;
+	size_t i;
+
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		d = hbm_optdef_of(own[i]);
+		snprintf(tag, sizeof(tag), "--%s: class add and set", own[i]);
+		if (ASSERT_TRUE(d != NULL, tag))
+			ASSERT_EQ(d->cmds & (cls | HBM_CMD_CLASS_DEL |
+					     HBM_CMD_CLASS_LIST), cls, tag);
+	}
+	for (i = 0; i < hbm_n_optdefs; i++) {
+		d = &hbm_optdefs[i];
+		if (d->val == 'h' || d->val == 'v' || !(d->cmds & cls))
+			continue;
+		snprintf(tag, sizeof(tag), "--%s is a class option",
+			 hbm_optdef_name(d));
+		ASSERT_TRUE(!strcmp(hbm_optdef_name(d), "cgroup") ||
+			    (d->cmds & HBM_CMD_ATTACH), tag);
+	}
+	ASSERT_TRUE(!(hbm_optdef_of("limit")->cmds & HBM_CMD_CLASS),
+		    "--limit is the device's");
+	ASSERT_TRUE(!(hbm_optdef_of("ecn")->cmds & HBM_CMD_CLASS),
+		    "--ecn is the device's");
+	d = hbm_optdef_of("cgroup");
+	if (ASSERT_TRUE(d != NULL, "--cgroup")) {
+		ASSERT_EQ(d->cmds, HBM_CMD_CLASS_ADD | HBM_CMD_CLASS_SET |
+				   HBM_CMD_CLASS_DEL, "--cgroup: commands");
+		ASSERT_STREQ(d->arg, "PATH", "--cgroup's argument");
+	}
+	ASSERT_EQ(hbm_optdef_of("json")->cmds,
+		  HBM_CMD_SHOW | HBM_CMD_CLASS_LIST, "--json: commands");
+	ASSERT_TRUE(!hbm_opt_default(hbm_optdef_of("rate"), HBM_CMD_CLASS_ADD,
+				     def, sizeof(def)),
+		    "class add: no default rate");
+	ASSERT_STREQ(hbm_opt_default(hbm_optdef_of("burst"),
+				     HBM_CMD_CLASS_ADD, def, sizeof(def)),
+		     "100us", "class add: HBM's burst");
+	ASSERT_STREQ(hbm_opt_default(hbm_optdef_of("drop-large"),
+				     HBM_CMD_CLASS_ADD, def, sizeof(def)),
+		     "480us", "class add: HBM's drop-large");
+	ASSERT_TRUE(!hbm_opt_default(hbm_optdef_of("mark"), HBM_CMD_CLASS_SET,
+				     def, sizeof(def)),
+		    "class set keeps the class's");
+	ASSERT_STREQ(hbm_cmd_name(HBM_CMD_CLASS_ADD), "class add", "name");
+	ASSERT_STREQ(hbm_cmd_name(HBM_CMD_CLASS_LIST), "class list", "name");
+
+	/* `bpf-hbm class --help` and `bpf-hbm --help` name each of them. */
+	if (!ASSERT_TRUE(hbm_paths_ok(), "build dir"))
+		return;
+	help = hbm_help_of("class");
+	if (ASSERT_TRUE(help != NULL, "bpf-hbm class --help"))
+		for (i = HBM_CMD_CLASS_ADD; i & HBM_CMD_CLASS; i <<= 1)
+			ASSERT_TRUE(strstr(help, hbm_cmd_name(i)) != NULL,
+				    hbm_cmd_name(i));
+	free(help);
+	help = hbm_help_of(NULL);
+	if (ASSERT_TRUE(help != NULL, "bpf-hbm --help")) {
+		for (i = HBM_CMD_CLASS_ADD; i & HBM_CMD_CLASS; i <<= 1)
+			ASSERT_TRUE(strstr(help, hbm_cmd_name(i)) != NULL,
+				    hbm_cmd_name(i));
+		ASSERT_TRUE(strstr(help, "4096") && strstr(help, "0..31"),
+			    "--help: the class limits");
+	}
+	free(help);
+}
+
 HBM_TEST_MAIN(HBM_TEST(test_table), HBM_TEST(test_command_help),
 	      HBM_TEST(test_main_help), HBM_TEST(test_readme),
-	      HBM_TEST(test_quantum_opts))
+	      HBM_TEST(test_quantum_opts), HBM_TEST(test_class_opts))

@@ -37,15 +37,69 @@ inA() { ip netns exec "$NS_A" "$@"; }
 inB() { ip netns exec "$NS_B" "$@"; }
 
 hbm_cleanup() {
-	local pids
+	local pids cg
 	pids=$(jobs -p)
 	[ -n "$pids" ] && kill $pids 2>/dev/null
 	wait 2>/dev/null
+	# The test's cgroups (hbm_cg): their processes first.
+	for cg in "${HBM_CGROUPS[@]}"; do
+		[ -d "$cg" ] || continue
+		xargs -r kill -9 <"$cg/cgroup.procs" 2>/dev/null
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			rmdir "$cg" 2>/dev/null && break
+			sleep 0.2
+		done
+	done
 	ip netns del "$NS_A" 2>/dev/null
 	ip netns del "$NS_B" 2>/dev/null
 	return 0
 }
 trap hbm_cleanup EXIT
+
+# The per-cgroup class tests: cgroups of the test's own, under the cgroup2
+# mount (/sys/fs/cgroup in the VM), removed by hbm_cleanup.
+HBM_CG_ROOT=/sys/fs/cgroup
+HBM_CGROUPS=()
+
+# hbm_cg NAME: create the test's cgroup NAME, print its path.
+hbm_cg() {
+	local cg=$HBM_CG_ROOT/hbm-$HBM_TEST-$1
+
+	mkdir -p "$cg" || hbm_fatal "mkdir $cg"
+	HBM_CGROUPS+=("$cg")
+	echo "$cg"
+}
+
+# hbm_in_cg CGROUP CMD...: run CMD in A's network namespace from a process
+# placed in CGROUP first, so that every socket CMD opens belongs to it.
+hbm_in_cg() {
+	local cg=$1
+	shift
+	bash -c 'echo $$ >"$1/cgroup.procs" || exit 1; shift
+		exec ip netns exec "$0" "$@"' "$NS_A" "$cg" "$@"
+}
+
+# iperf3 from CGROUP over PORT, in the background, for the TCP tests of
+# several senders at once: hbm_cg_iperf_start CGROUP PORT OUT SECONDS
+# [ARGS...], then hbm_iperf_result OUT for the receiver's goodput in
+# Mbit/s (first second omitted), empty if iperf3 failed. CGROUP "-" is
+# the test's own (unclassified).
+hbm_cg_iperf_start() {
+	local cg=$1 port=$2 out=$3 t=$4
+	shift 4
+	inB iperf3 -s -1 -D -p "$port" >/dev/null 2>&1
+	sleep 0.3
+	if [ "$cg" = - ]; then
+		inA iperf3 -c "$ADDR_B" -p "$port" -t "$t" -O 1 -J "$@" \
+			>"$out" 2>&1 &
+	else
+		hbm_in_cg "$cg" iperf3 -c "$ADDR_B" -p "$port" -t "$t" -O 1 \
+			-J "$@" >"$out" 2>&1 &
+	fi
+}
+hbm_iperf_result() {
+	jq -er '.end.sum_received.bits_per_second / 1e6' "$1" 2>/dev/null
+}
 
 # hbm_veth_setup [TXQUEUES]: A/hbm0 (192.0.2.1) <-> B/hbm1 (192.0.2.2)
 hbm_veth_setup() {

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Per-cgroup classes changed while traffic runs, and cgroups going away.
+# - class set mid-flow: one cubic flow in A's cgroup at 100 Mbit/s, then
+#   200 Mbit/s: B's receive rate follows within a second;
+# - class del mid-flow: the flow goes back to the device's rate
+#   (400 Mbit/s) with no stall (B's rate in every second after the change
+#   is above the class's old rate), and nothing is left queued;
+# - the ECN marker marks a class's ECN-capable packets from the class's
+#   own queue: CE counted for the class while the device is not congested;
+# - a child cgroup gets its parent's class until it has its own;
+# - removing a classified cgroup removes its class (by the next loader
+#   command), and a cgroup created again at the same path does not
+#   inherit it.
+. "$(dirname "$0")/lib.sh"
+
+hbm_veth_setup || hbm_fatal "veth setup"
+inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
+CG_A=$(hbm_cg a)
+assert_ok "attach at the defaults, 400mbit" inA "$HBM" attach "$DEV_A" \
+	--rate 400mbit --parent root || hbm_done
+assert_ok "class add A 100mbit" inA "$HBM" class add "$DEV_A" \
+	--cgroup "$CG_A" --rate 100mbit || hbm_done
+
+# L2 rate at B in Mbit/s over one second, N times: rates N
+rates() {
+	local i
+
+	for i in $(seq 1 "$1"); do
+		printf '%s ' "$(hbm_rx_rate 1)"
+	done
+}
+
+# Long enough for the three phases and the commands between them (each
+# a second or so under TCG); it ends on its own.
+hbm_cg_iperf_start "$CG_A" 5201 "/tmp/$HBM_TEST.a" 22 -P 1
+sleep 2
+r100=$(rates 3)
+assert_ok "class set A 200mbit mid-flow" inA "$HBM" class set "$DEV_A" \
+	--cgroup "$CG_A" --rate 200mbit
+sleep 1
+r200=$(rates 3)
+assert_ok "class del A mid-flow" inA "$HBM" class del "$DEV_A" \
+	--cgroup "$CG_A"
+rdel=$(rates 3)
+wait
+g=$(hbm_iperf_result "/tmp/$HBM_TEST.a") ||
+	hbm_fatal "iperf3 failed: $(tail -n 5 "/tmp/$HBM_TEST.a")"
+hbm_report "B's rate (Mbit/s, per second): class 100M: $r100; 200M: $r200; deleted (device 400M): $rdel; iperf3 $g Mbit/s"
+# rx_bytes counts L2 bytes as the qdisc does: the class's rate is the cap.
+for r in $r100; do
+	assert_between "$r" 85 101 "at 100 Mbit/s: each second 85-101 Mbit/s"
+done
+for r in $r200; do
+	assert_between "$r" 170 202 "after class set 200mbit: each second 170-202 Mbit/s"
+done
+for r in $rdel; do
+	assert_gt "$r" 202 "after class del: above the class's rate (no stall)"
+	assert_le "$r" 404 "after class del: within the device's rate"
+done
+sleep 0.5
+assert_eq "$(hbm_stat qlen)" 0 "nothing left queued"
+n=$(inA "$HBM" class list "$DEV_A" --json | jq -er '.classes | length') ||
+	hbm_fatal "class list --json unreadable"
+assert_eq "$n" 0 "class list: no class left"
+e=$(hbm_stat stats.enqueued) p=$(hbm_stat stats.packets)
+assert_eq "${e:--1}" "${p:--2}" "every packet enqueued was sent"
+
+# The marker marks from the class's queue.
+assert_ok "class add A 100mbit again" inA "$HBM" class add "$DEV_A" \
+	--cgroup "$CG_A" --rate 100mbit
+inA sysctl -qw net.ipv4.tcp_ecn=1
+inB sysctl -qw net.ipv4.tcp_ecn=1
+hbm_cg_iperf_start "$CG_A" 5202 "/tmp/$HBM_TEST.e" 4 -P 2
+wait
+g=$(hbm_iperf_result "/tmp/$HBM_TEST.e") || hbm_fatal "ECN iperf3 failed"
+j=$(inA "$HBM" show "$DEV_A" --json)
+cce=$(echo "$j" | jq -er --arg p "$CG_A" \
+	'.devices[0].classes[] | select(.cgroup == $p) | .stats.ce') &&
+	dmarks=$(echo "$j" | jq -er '.devices[0].stats.marks') ||
+	hbm_fatal "show --json: no class ce or device marks: $j"
+hbm_report "ECN flows in A (100M) under 400M: $g Mbit/s, class CE $cce, device marks $dmarks"
+assert_gt "$cce" 0 "the marker set CE from the class's queue"
+assert_between "$(hbm_pct_of_ceiling "$g" 100)" 90 101 "ECN flows keep the class's rate"
+
+# A descendant is covered by its nearest ancestor's class.
+inA sysctl -qw net.ipv4.tcp_ecn=0
+inB sysctl -qw net.ipv4.tcp_ecn=0
+CG_C=$CG_A/child
+mkdir "$CG_C" || hbm_fatal "mkdir $CG_C"
+HBM_CGROUPS=("$CG_C" "${HBM_CGROUPS[@]}")
+hbm_cg_iperf_start "$CG_C" 5203 "/tmp/$HBM_TEST.c" 4 -P 2
+wait
+g=$(hbm_iperf_result "/tmp/$HBM_TEST.c") || hbm_fatal "iperf3 in the child failed"
+pc=$(hbm_pct_of_ceiling "$g" 100)
+hbm_report "A/child, A's class at 100M: $g Mbit/s = $pc%"
+assert_between "$pc" 90 101 "a child cgroup gets its parent's class (100 Mbit/s)"
+assert_ok "class add A/child 50mbit" inA "$HBM" class add "$DEV_A" \
+	--cgroup "$CG_C" --rate 50mbit
+hbm_cg_iperf_start "$CG_C" 5204 "/tmp/$HBM_TEST.c" 4 -P 2
+wait
+g=$(hbm_iperf_result "/tmp/$HBM_TEST.c") || hbm_fatal "iperf3 in the child failed"
+pc=$(hbm_pct_of_ceiling "$g" 50)
+hbm_report "A/child with its own class at 50M: $g Mbit/s = $pc% of 50M"
+assert_between "$pc" 90 101 "the nearest class wins (the child's 50 Mbit/s)"
+assert_ok "class del A/child" inA "$HBM" class del "$DEV_A" --cgroup "$CG_C"
+
+# A classified cgroup removed.
+CG_R=$(hbm_cg r)
+assert_ok "class add R" inA "$HBM" class add "$DEV_A" --cgroup "$CG_R" \
+	--rate 50mbit
+n=$(inA "$HBM" class list "$DEV_A" --json | jq -er '.classes | length')
+assert_eq "${n:--1}" 2 "class list: A and R"
+rmdir "$CG_R" || hbm_fatal "rmdir $CG_R"
+n=$(inA "$HBM" class list "$DEV_A" --json | jq -er '.classes | length')
+assert_eq "${n:--1}" 1 "class list after rmdir: R is gone"
+n=$(bpftool -j map dump pinned /sys/fs/bpf/bpf_hbm/hbm_class_configs | jq -er length)
+assert_eq "${n:--1}" 1 "the class map holds A only"
+mkdir "$CG_R" || hbm_fatal "mkdir $CG_R"
+n=$(inA "$HBM" class list "$DEV_A" --json |
+	jq -er --arg p "$CG_R" '[.classes[] | select(.cgroup == $p)] | length')
+assert_eq "${n:--1}" 0 "a new cgroup at R's path has no class"
+inA "$HBM" class set "$DEV_A" --cgroup "$CG_R" --rate 60mbit 2>/dev/null
+assert_eq "$?" 1 "class set on the new cgroup: no such class (exit 1)"
+hbm_done
