@@ -4,8 +4,9 @@
  * classifier, attached direct-action under htb's root, that puts a
  * packet in the htb class of its socket's cgroup, the way an operator
  * would classify tenants for htb today. The cgroup-to-class table is the
- * hash map hbm_cg_classes (cgroup id -> htb classid), filled by the bench
- * with bpftool. Only the socket's own cgroup is looked up (the bench's
+ * hash map hbm_cg_classes (cgroup id -> the minor of an htb classid: the
+ * 16 bits of tc_classid; the filter's classid gives the major), filled by
+ * the bench with bpftool. Only the socket's own cgroup is looked up (the bench's
  * tenants are leaf cgroups), where bpf_hbm's classes also cover
  * descendants. A packet of no listed cgroup goes to htb's default class.
  */

@@ -86,16 +86,18 @@ tenants() {
 		rm -rf "$CLS" "$CLS_MAPS"
 		inA tc qdisc add dev "$DEV_A" root handle 1: htb default 30 &&
 		inA tc class add dev "$DEV_A" parent 1: classid 1:1 htb \
-			rate "${d}mbit" ceil "${d}mbit" &&
+			rate "${d}mbit" ceil "${d}mbit" 2>/dev/null &&
 		inA tc class add dev "$DEV_A" parent 1:1 classid 1:10 htb \
-			rate "${sa}mbit" ceil "${ra}mbit" &&
+			rate "${sa}mbit" ceil "${ra}mbit" 2>/dev/null &&
 		inA tc class add dev "$DEV_A" parent 1:1 classid 1:20 htb \
-			rate "${sb}mbit" ceil "${rb}mbit" &&
+			rate "${sb}mbit" ceil "${rb}mbit" 2>/dev/null &&
 		inA tc class add dev "$DEV_A" parent 1:1 classid 1:30 htb \
-			rate 1mbit ceil "${d}mbit" &&
+			rate 1mbit ceil "${d}mbit" 2>/dev/null &&
 		bpftool prog load "$repo/build/cgroup_cls.bpf.o" "$CLS" \
 			type classifier pinmaps "$CLS_MAPS" || return 1
-		for cg in "$CG_A:$((0x10010))" "$CG_B:$((0x10020))"; do
+		# The classifier writes the minor (tc_classid is 16 bits); the
+		# filter's classid gives the major, htb's 1:.
+		for cg in "$CG_A:$((0x10))" "$CG_B:$((0x20))"; do
 			id=$(stat -c %i "${cg%:*}") cid=${cg##*:}
 			bpftool map update pinned "$CLS_MAPS/hbm_cg_classes" \
 				key hex $(le_hex "$id" 8) value hex $(le_hex "$cid" 4) ||
@@ -103,34 +105,41 @@ tenants() {
 		done
 		# nsenter, not ip netns exec: that hides /sys/fs/bpf.
 		nsenter --net="/run/netns/$NS_A" tc filter add dev "$DEV_A" \
-			parent 1: bpf object-pinned "$CLS" direct-action ;;
+			parent 1: bpf object-pinned "$CLS" direct-action \
+			classid 1:1 ;;
 	*) echo "tenants: unknown arrangement '$1'" >&2; return 1 ;;
 	esac
 }
 
-# rr_p99 SECONDS: P99 latency (us) of B's 10 KB request/response flow
-rr_p99() {
+# rr SECONDS: "P99 TPS" of B's 10 KB request/response flow: its P99
+# latency (us) and transactions per second
+rr() {
 	hbm_in_cg "$CG_B" netperf -H "$ADDR_B" -p 12865 -t TCP_RR -l "$1" \
-		-P 0 -- -r 10000,1 -o P99_LATENCY | tail -n 1
+		-P 0 -- -r 10000,1 -o P99_LATENCY,THROUGHPUT | tail -n 1 |
+		tr ',' ' '
 }
 
 errors=0
 # run SCENARIO ARR D RA FA RB FB REP: one CSV row (FA, FB: bulk flows)
 run() {
 	local sc=$1 arr=$2 d=$3 ra=$4 fa=$5 rb=$6 fb=$7 rep=$8
-	local alone loaded ga gb pk dr
+	local alone loaded tps0 tps ga gb pk dr rx
 
 	hbm_veth_setup || return 1
 	inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
 	inB_netserver
 	tenants "$arr" "$d" "$ra" "$rb" ||
 		{ echo "tenants: couldn't arrange $arr" >&2; hbm_cleanup_veth; unarrange_cls; return 1; }
-	alone=$(rr_p99 "$T")
+	read -r alone tps0 <<<"$(rr "$T")"
 	hbm_cg_iperf_start "$CG_A" 5201 /tmp/tenants.a $((T + 3)) -P "$fa"
 	hbm_cg_iperf_start "$CG_B" 5202 /tmp/tenants.b $((T + 3)) -P "$fb"
 	sleep 1.5
-	loaded=$(rr_p99 "$T")
+	# The wire rate while everything runs (the runs' own averages cover
+	# slightly different seconds).
+	hbm_rx_rate $((T - 2)) >/tmp/tenants.rx &
+	read -r loaded tps <<<"$(rr "$T")"
 	wait
+	rx=$(cat /tmp/tenants.rx)
 	ga=$(hbm_iperf_result /tmp/tenants.a)
 	gb=$(hbm_iperf_result /tmp/tenants.b)
 	if [ "$arr" = hbm ]; then
@@ -145,9 +154,9 @@ run() {
 		echo "tenants: $sc $arr rep $rep: missing figures (P99 '$alone' '$loaded', goodput '$ga' '$gb', packets '$pk')" >&2
 		errors=$((errors + 1))
 	fi
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%.1f,%s,%s,%.2f\n' "$sc" "$arr" \
-		"$d" "$ra" "$fa" "$rb" "$fb" "$rep" "${ga:-0}" "${gb:-0}" \
-		"$alone" "$loaded" \
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%.1f,%s,%s,%.0f,%.1f,%.2f\n' "$sc" \
+		"$arr" "$d" "$ra" "$fa" "$rb" "$fb" "$rep" "${ga:-0}" "${gb:-0}" \
+		"$alone" "$loaded" "${tps:-0}" "${rx:-0}" \
 		"$(awk -v d="${dr:-0}" -v p="${pk:-0}" 'BEGIN { print p + d ? 100 * d / (p + d) : 0 }')"
 	hbm_cleanup_veth
 	unarrange_cls
@@ -164,7 +173,7 @@ hbm_cleanup_veth() {
 unarrange_cls() { rm -rf "$CLS" "$CLS_MAPS"; }
 
 csv=$out/tenants.csv
-echo "scenario,arrangement,device_mbps,a_mbps,a_flows,b_mbps,b_flows,rep,a_goodput_mbps,b_goodput_mbps,b_rr_p99_alone_us,b_rr_p99_loaded_us,drops_pct" >"$csv"
+echo "scenario,arrangement,device_mbps,a_mbps,a_flows,b_mbps,b_flows,rep,a_goodput_mbps,b_goodput_mbps,b_rr_p99_alone_us,b_rr_p99_loaded_us,b_rr_tps_loaded,wire_mbps,drops_pct" >"$csv"
 for rep in $(seq 1 "$R"); do
 	for arr in $ARRS; do
 		run iso "$arr" 1000 200 8 100 1 "$rep" >>"$csv"
@@ -180,30 +189,34 @@ bench_end || { echo "tenants: couldn't unload bpf_hbm" >&2; errors=$((errors + 1
 {
 	echo "command: make bench-tenants (bench/tenants.sh --time $T --repeat $R), kernel $(uname -r), $(date -u +%FT%TZ)"
 	echo
-	echo "Medians of $R; goodput in Mbit/s and % of its ceiling (the tenant's rate, or for the sum the device's, x 1448/1514); B's 10 KB RR P99 alone and beside the bulk load:"
+	echo "Medians of $R. Bulk goodput in Mbit/s and % of the tenant's ceiling (its rate x 1448/1514); B's 10 KB RR runs in B's class beside its bulk flow(s): its transactions per second (and their request payload in Mbit/s) with the bulk load, and its P99 alone and with the bulk load; on the wire: B's L2 receive rate while all of it runs, as % of the device's rate; drops as % of the packets the qdisc handled:"
 	echo
-	echo "| scenario | arrangement | A goodput | B goodput | sum, % of device | B P99 alone | B P99 loaded | drops |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| scenario | arrangement | A bulk goodput | B bulk goodput | B's RR beside it | on the wire, % of device | B RR P99 alone | B RR P99 loaded | drops |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	awk -F, -v eff="$HBM_TCP_EFF" "$(<"$here/stats.awk")"'NR > 1 {
 		k = $1 SUBSEP $2
 		if (!(k in n)) { keys[++nk] = k; dev[k] = $3; ra[k] = $4; rb[k] = $6 }
 		i = ++n[k]
 		ga[k, i] = $9; gb[k, i] = $10; p0[k, i] = $11; p1[k, i] = $12
-		dp[k, i] = $13; sm[k, i] = $9 + $10
+		tp[k, i] = $13; sm[k, i] = $14; dp[k, i] = $15
 	} END {
 		for (j = 1; j <= nk; j++) {
 			k = keys[j]; split(k, kk, SUBSEP)
 			for (i = 1; i <= n[k]; i++) {
 				a[i] = ga[k, i]; b[i] = gb[k, i]; c[i] = p0[k, i]
 				e[i] = p1[k, i]; f[i] = dp[k, i]; s[i] = sm[k, i]
+				t[i] = tp[k, i]
 			}
 			ma = median_of(a, n[k]); mb = median_of(b, n[k])
-			printf "| %s (%sM: A %sM, B %sM) | %s | %.1f (%.1f%%) | %.1f (%.1f%%) | %.1f%% | %d us | %d us | %.2f%% |\n",
+			mt = median_of(t, n[k])
+			printf "| %s (%sM: A %sM, B %sM) | %s | %.1f (%.1f%%) | %.1f (%.1f%%) | %d/s (%.1f Mbit/s) | %.1f%% | %d us | %d us | %.2f%% |\n",
 				kk[1], dev[k], ra[k], rb[k], kk[2],
 				ma, 100 * ma / (ra[k] * eff), mb, 100 * mb / (rb[k] * eff),
-				100 * median_of(s, n[k]) / (dev[k] * eff),
+				mt, mt * 10000 * 8 / 1e6,
+				100 * median_of(s, n[k]) / dev[k],
 				median_of(c, n[k]), median_of(e, n[k]), median_of(f, n[k])
 			delete a; delete b; delete c; delete e; delete f; delete s
+			delete t
 		}
 	}' "$csv"
 } >"$out/tenants.md"

@@ -104,8 +104,11 @@ int hbm_path_normalize(char *buf, size_t len, const char *path)
 			continue;
 		}
 		if (c == 2 && path[0] == '.' && path[1] == '.') {
+			/* Back to the last component's '/' (buf[n] is past it). */
+			if (n)
+				n--;
 			while (n > 0 && buf[n] != '/')
-				n--;	/* to the last component's '/' */
+				n--;
 			path += c;
 			continue;
 		}
@@ -438,7 +441,13 @@ static int hbm_walk_one(const char *fpath, const struct stat *sb, int type,
 	struct hbm_cgroups *cgs = hbm_walking;
 	struct hbm_cgroup_ino *tmp;
 
-	if (type != FTW_D && type != FTW_DNR)
+	/*
+	 * A directory that cannot be read hides its descendants: the walk
+	 * cannot tell that they are gone.
+	 */
+	if (type == FTW_DNR)
+		return -EIO;
+	if (type != FTW_D)
 		return 0;	/* the cgroups' interface files */
 	if (cgs->n == hbm_walk_cap) {
 		hbm_walk_cap = hbm_walk_cap ? 2 * hbm_walk_cap : 64;
@@ -477,8 +486,13 @@ static int hbm_cgroups_walk(struct hbm_cgroups *cgs)
 	ret = nftw(path, hbm_walk_one, 16, FTW_PHYS | FTW_MOUNT);
 	hbm_walking = NULL;
 	if (ret) {
+		/*
+		 * Never -ENOENT, which would say every cgroup is gone: nftw
+		 * gives up with ENOENT when a cgroup goes while it walks, and
+		 * an incomplete walk tells nothing (prune deletes nothing).
+		 */
 		cgs->walk_err = ret < 0 && ret != -1 ? ret : -errno;
-		if (!cgs->walk_err)
+		if (!cgs->walk_err || cgs->walk_err == -ENOENT)
 			cgs->walk_err = -EIO;
 		return cgs->walk_err;
 	}

@@ -9,11 +9,13 @@
  *
  * The qdisc looks a packet's cgroup and its ancestors up only at the
  * levels set in its device's hbm_config.class_levels, which this file
- * keeps: a level's bit is set only once the class that needs it is
- * complete (configuration and rate state), and cleared (recomputed
- * without the class) before a class goes, so the qdisc never finds half a
- * class. Which class a packet belongs to, the nearest up its cgroup's
- * tree, is the qdisc's walk; this file only stores them.
+ * keeps: a class's rate state is written before its configuration (what
+ * the qdisc finds it by), a level's bit is set only once the class that
+ * needs it is complete, and cleared (recomputed without the class) before
+ * a class goes; a configuration the qdisc finds without its rate state
+ * (a class going) it passes over, on to the next ancestor. Which class a
+ * packet belongs to, the nearest up its cgroup's tree, is the qdisc's
+ * walk; this file only stores them.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -147,7 +149,7 @@ static int hbm_class_levels_write(const struct hbm_maps *maps,
 	return 0;
 }
 
-/* A class's entries, rate state last: it is the qdisc's to create too. */
+/* A class's entries: its configuration first, as the qdisc finds it. */
 static void hbm_class_remove(const struct hbm_maps *maps,
 			     const struct hbm_class_key *k)
 {
@@ -563,6 +565,21 @@ int hbm_cmd_class_add(const struct hbm_class_args *a)
 	e = bpf_map_lookup_elem(c.maps.class_configs, &c.key, &old);
 	if (!e)
 		goto exists;
+	/*
+	 * The rate state first, zeroed (a class of this cgroup removed
+	 * earlier leaves nothing), then the configuration the qdisc finds
+	 * the class by.
+	 */
+	e = bpf_map_update_elem(c.maps.class_rates, &c.key, &zero, BPF_ANY);
+	if (e) {
+		if (e == -E2BIG)
+			hbm_set_reason(e, "couldn't create its rate state: %s (bpf_hbm holds at most %d classes, of all devices)",
+				       strerror(-e), HBM_MAX_CLASSES);
+		else
+			hbm_set_reason(e, "couldn't create its rate state: %s",
+				       strerror(-e));
+		goto fail;
+	}
 	e = bpf_map_update_elem(c.maps.class_configs, &c.key, &cc,
 				BPF_NOEXIST);
 	if (e == -EEXIST)
@@ -570,18 +587,11 @@ int hbm_cmd_class_add(const struct hbm_class_args *a)
 	if (e == -E2BIG) {
 		hbm_set_reason(e, "couldn't write its configuration: %s (bpf_hbm holds at most %d classes, of all devices)",
 			       strerror(-e), HBM_MAX_CLASSES);
-		goto fail;
+		goto undo_rate;
 	} else if (e) {
 		hbm_set_reason(e, "couldn't write its configuration: %s",
 			       strerror(-e));
-		goto fail;
-	}
-	/* Zeroed: a class of this cgroup removed earlier left nothing. */
-	e = bpf_map_update_elem(c.maps.class_rates, &c.key, &zero, BPF_ANY);
-	if (e) {
-		hbm_set_reason(e, "couldn't create its rate state: %s",
-			       strerror(-e));
-		goto undo;
+		goto undo_rate;
 	}
 	/* Whole: now the qdisc may look it up. */
 	if (hbm_class_levels(&c.maps, &c.dev, NULL, &levels) ||
@@ -595,6 +605,9 @@ exists:
 	goto out;
 undo:
 	hbm_class_remove(&c.maps, &c.key);
+	goto fail;
+undo_rate:
+	bpf_map_delete_elem(c.maps.class_rates, &c.key);
 fail:
 	hbm_fail("add", c.obj);
 out:

@@ -115,12 +115,20 @@ static __always_inline void hbm_count_drop(struct hbm_dev_rate *dr,
 }
 
 /*
+ * How far up a socket's cgroup tree the class walk goes: a cgroup deeper
+ * than this below the one a socket is in is not looked at.
+ */
+#define HBM_CLASS_WALK		64
+
+/*
  * The class of @skb's socket on a device whose classes sit at the cgroup
  * levels in @levels: its cgroup's, or the nearest ancestor's that has
  * one. Only full sockets have a cgroup (a request or timewait socket's
  * packets, like forwarded ones, have no class). A socket keeps the cgroup
  * it was created in, as bpf_skb_cgroup_id() reads it. The walk looks up
- * only the levels that have classes and stops above the shallowest.
+ * only the levels that have classes and stops above the shallowest; a
+ * configuration found without its rate state (a class being added or
+ * deleted) is passed over.
  */
 static __always_inline void hbm_class_find(struct sk_buff *skb,
 					   const struct hbm_dev_key *dev,
@@ -128,8 +136,8 @@ static __always_inline void hbm_class_find(struct sk_buff *skb,
 {
 	struct hbm_class_key key = { dev->ifindex, dev->netns };
 	struct sock *sk = skb->sk;
-	struct hbm_class_config *cc;
 	struct cgroup_subsys_state *css;
+	struct hbm_class_rate *cr;
 	struct cgroup *cg;
 	__u8 state;
 	int i, lvl;
@@ -140,25 +148,29 @@ static __always_inline void hbm_class_find(struct sk_buff *skb,
 	if (state == TCP_TIME_WAIT || state == TCP_NEW_SYN_RECV)
 		return;
 	cg = sk->sk_cgrp_data.cgroup;
-	for (i = 0; i <= HBM_CLASS_MAX_LEVEL; i++) {
+	for (i = 0; i < HBM_CLASS_WALK; i++) {
 		if (!cg)
 			return;
 		lvl = cg->level;
-		if (lvl < 0 || lvl > HBM_CLASS_MAX_LEVEL)
+		if (lvl < 0)
 			return;
-		if (levels & (1U << lvl)) {
-			key.cgroup = cg->kn->id;
-			cc = bpf_map_lookup_elem(&hbm_class_configs, &key);
-			if (cc) {
-				cls->cr = bpf_map_lookup_elem(&hbm_class_rates,
+		if (lvl <= HBM_CLASS_MAX_LEVEL) {
+			if (levels & (1U << lvl)) {
+				key.cgroup = cg->kn->id;
+				cls->cc = bpf_map_lookup_elem(&hbm_class_configs,
 							      &key);
-				cls->cc = cc;
-				cls->id = cls->cr ? key.cgroup : 0;
-				return;
+				cr = cls->cc ?
+				     bpf_map_lookup_elem(&hbm_class_rates, &key) :
+				     NULL;
+				if (cr) {
+					cls->cr = cr;
+					cls->id = key.cgroup;
+					return;
+				}
 			}
+			if (!(levels & ((1U << lvl) - 1)))
+				return;		/* no class above */
 		}
-		if (!(levels & ((1U << lvl) - 1)))
-			return;		/* no class above */
 		css = cg->self.parent;
 		cg = css ? css->cgroup : NULL;
 	}

@@ -104,6 +104,12 @@ static void test_normalize(void)
 	ASSERT_OK(hbm_path_normalize(buf, sizeof(buf),
 				     "//sys/./fs/cgroup//a/b/../c/"), "messy");
 	ASSERT_STREQ(buf, "/sys/fs/cgroup/a/c", "messy, cleaned");
+	ASSERT_OK(hbm_path_normalize(buf, sizeof(buf), "/a/b/c/../.."),
+		  "two up");
+	ASSERT_STREQ(buf, "/a", "two components up");
+	ASSERT_OK(hbm_path_normalize(buf, sizeof(buf),
+				     "/sys/fs/cgroup/xx/y/../../z"), "up, on");
+	ASSERT_STREQ(buf, "/sys/fs/cgroup/z", "up past a longer component");
 	ASSERT_OK(hbm_path_normalize(buf, sizeof(buf), "/a/../../.."), "up");
 	ASSERT_STREQ(buf, "/", "nothing above /");
 	ASSERT_OK(hbm_path_normalize(buf, sizeof(buf), "/a b/\"c\"/..."),
