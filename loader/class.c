@@ -47,37 +47,19 @@ void hbm_class_obj(char *buf, size_t len, const char *cgroup,
 
 struct hbm_class_keys {
 	struct hbm_class_key *k;
-	int n, cap;
+	int n;
 };
-
-static int hbm_class_keys_add(const void *key, void *ctx)
-{
-	struct hbm_class_keys *ks = ctx;
-	struct hbm_class_key *tmp;
-
-	if (ks->n == ks->cap) {
-		ks->cap = ks->cap ? 2 * ks->cap : 64;
-		tmp = realloc(ks->k, ks->cap * sizeof(*ks->k));
-		if (!tmp)
-			return hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
-		ks->k = tmp;
-	}
-	memcpy(&ks->k[ks->n++], key, sizeof(*ks->k));
-	return 0;
-}
 
 /* Every key of the class map @fd, named @name in errors. */
 static int hbm_class_keys(int fd, const char *name, struct hbm_class_keys *ks)
 {
+	void *k;
 	int err;
 
 	memset(ks, 0, sizeof(*ks));
-	err = hbm_map_each_key(fd, sizeof(*ks->k), name, hbm_class_keys_add,
-			       ks);
-	if (err) {
-		free(ks->k);
-		memset(ks, 0, sizeof(*ks));
-	}
+	err = hbm_map_keys(fd, sizeof(*ks->k), name, &k, &ks->n);
+	if (!err)
+		ks->k = k;
 	return err;
 }
 

@@ -297,42 +297,56 @@ int hbm_map_each_key(int fd, size_t key_size, const char *name,
 	}
 }
 
+/* What hbm_map_keys collects: keys of key_size bytes each. */
 struct hbm_keys {
-	struct hbm_dev_key *k;
+	unsigned char *k;
+	size_t key_size;
 	int n, cap;
 };
 
 static int hbm_keys_add(const void *key, void *ctx)
 {
 	struct hbm_keys *ks = ctx;
-	struct hbm_dev_key *tmp;
+	unsigned char *tmp;
 
 	if (ks->n == ks->cap) {
 		ks->cap = ks->cap ? 2 * ks->cap : 16;
-		tmp = realloc(ks->k, ks->cap * sizeof(*ks->k));
+		tmp = realloc(ks->k, ks->cap * ks->key_size);
 		if (!tmp)
 			return hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
 		ks->k = tmp;
 	}
-	memcpy(&ks->k[ks->n++], key, sizeof(*ks->k));
+	memcpy(ks->k + ks->n++ * ks->key_size, key, ks->key_size);
+	return 0;
+}
+
+int hbm_map_keys(int fd, size_t key_size, const char *name, void **keys,
+		 int *n)
+{
+	struct hbm_keys ks = { .key_size = key_size };
+	int err;
+
+	err = hbm_map_each_key(fd, key_size, name, hbm_keys_add, &ks);
+	if (err) {
+		free(ks.k);
+		return err;
+	}
+	*keys = ks.k;
+	*n = ks.n;
 	return 0;
 }
 
 /* The keys of hbm_dev_rates (devices with bpf_hbm), by netns and ifindex. */
 int hbm_dev_keys(int rates_fd, struct hbm_dev_key **keys, int *n)
 {
-	struct hbm_keys ks = {};
+	void *k;
 	int err;
 
-	err = hbm_map_each_key(rates_fd, sizeof(*ks.k), "hbm_dev_rates",
-			       hbm_keys_add, &ks);
-	if (err) {
-		free(ks.k);
+	err = hbm_map_keys(rates_fd, sizeof(**keys), "hbm_dev_rates", &k, n);
+	if (err)
 		return err;
-	}
-	if (ks.n)
-		qsort(ks.k, ks.n, sizeof(*ks.k), hbm_key_cmp);
-	*keys = ks.k;
-	*n = ks.n;
+	if (*n)
+		qsort(k, *n, sizeof(**keys), hbm_key_cmp);
+	*keys = k;
 	return 0;
 }

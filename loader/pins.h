@@ -48,4 +48,12 @@ int hbm_dev_keys(int rates_fd, struct hbm_dev_key **keys, int *n);
 int hbm_map_each_key(int fd, size_t key_size, const char *name,
 		     int (*fn)(const void *key, void *ctx), void *ctx);
 
+/*
+ * Every key of map @fd (as hbm_map_each_key) into a malloc'd array of *@n
+ * keys of @key_size bytes, in *@keys (NULL when there are none). Returns 0
+ * or a negative errno, the reason set.
+ */
+int hbm_map_keys(int fd, size_t key_size, const char *name, void **keys,
+		 int *n);
+
 #endif /* HBM_PINS_H */
