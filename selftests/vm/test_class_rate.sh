@@ -35,12 +35,14 @@ T=${T:-7}
 # halved rate until the cost is found.
 FLOOR_B=${HBM_CLASS_FLOOR_B:-85}
 # The same cost shows, smaller, on A (95.4-98.0% in six runs) and on the
-# sum under a 300 Mbit/s device (89.6-98.7% of the device's rate on the
-# wire over 3 s windows), and TCG's timers swing B's RPC P99 (1.1-2.9x
+# sum under a 300 Mbit/s device when both classes are held back
+# (88.9-98.7% of the device's rate on the wire over 3-5 s windows, where a
+# class beside unclassified traffic keeps 95.5-99.3%), and TCG's timers
+# swing B's RPC P99 (1.1-2.9x
 # with A loaded, 1.6-4.5 ms idle): floors this VM keeps, issue 12's bars
 # (95%, 95%, 2x) reported beside them.
 FLOOR_A=${HBM_CLASS_FLOOR_A:-93}
-FLOOR_SUM=${HBM_CLASS_FLOOR_SUM:-92}
+FLOOR_SUM=${HBM_CLASS_FLOOR_SUM:-86}
 RR_RATIO=${HBM_CLASS_RR_RATIO:-3}
 hbm_veth_setup || hbm_fatal "veth setup"
 inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
@@ -60,8 +62,10 @@ assert_ok "class add B 300mbit" inA "$HBM" class add "$DEV_A" \
 two() {
 	hbm_cg_iperf_start "$1" 5201 "/tmp/$HBM_TEST.a" "$T" -P 4
 	hbm_cg_iperf_start "$2" 5202 "/tmp/$HBM_TEST.b" "$T" -P 4
-	sleep 1.5
-	RX=$(hbm_rx_rate $((T - 2)))
+	# Past the second sender's start and its first second (slow start,
+	# omitted from its goodput as well), and ending before either stops.
+	sleep 2.5
+	RX=$(hbm_rx_rate $((T - 3)))
 	wait
 	GA=$(hbm_iperf_result "/tmp/$HBM_TEST.a") ||
 		hbm_fatal "iperf3 of the first sender: $(tail -n 5 "/tmp/$HBM_TEST.a")"
