@@ -73,7 +73,15 @@
 #define HBM_F_ECN		(1U << 0) /* a CE marker runs at tc egress */
 #define HBM_F_NO_CN		(1U << 1) /* never return NET_XMIT_CN */
 #define HBM_F_FIXED_BURST	(1U << 2) /* no credit for release lateness */
-#define HBM_F_ALL		(HBM_F_ECN | HBM_F_NO_CN | HBM_F_FIXED_BURST)
+/*
+ * The loader's alone, the qdisc ignores it: attach wrote this entry and has
+ * not finished (its qdiscs or marker may be missing). It is set with the
+ * first write and cleared with the last, so an attach killed in between
+ * leaves a mark that the next attach of the device completes.
+ */
+#define HBM_F_ATTACHING		(1U << 3)
+#define HBM_F_ALL		(HBM_F_ECN | HBM_F_NO_CN | HBM_F_FIXED_BURST | \
+				 HBM_F_ATTACHING)
 
 /*
  * Release lateness: how long after the departure time the watchdog was set

@@ -60,6 +60,78 @@ static int hbm_check_kernel(void)
 	return err;
 }
 
+/* @fd's map if it is an hbm_config of this loader's layout, else -1. */
+static int hbm_config_check(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd >= 0 && !bpf_map_get_info_by_fd(fd, &info, &len) &&
+	    info.type == BPF_MAP_TYPE_HASH && !strcmp(info.name, "hbm_config") &&
+	    info.key_size == sizeof(struct hbm_dev_key) &&
+	    info.value_size == sizeof(struct hbm_config))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* The hbm_config map the marker program pinned at @path uses, or -1. */
+static int hbm_config_of_prog(const char *path)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[16];
+	int prog, fd = -1;
+	__u32 i;
+
+	prog = bpf_obj_get(path);
+	if (prog < 0)
+		return -1;
+	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (!bpf_prog_get_info_by_fd(prog, &info, &len))
+		for (i = 0; fd < 0 && i < info.nr_map_ids &&
+			    i < sizeof(ids) / sizeof(ids[0]); i++)
+			fd = hbm_config_check(bpf_map_get_fd_by_id(ids[i]));
+	close(prog);
+	return fd;
+}
+
+/*
+ * The markers go with the pins, but the qdiscs they served may keep
+ * running (in other network namespaces, or any, when the pins are stale or
+ * broken: nothing says which devices use them). Their configurations lose
+ * HBM_F_ECN first, so that their ECN-capable senders get CN again rather
+ * than marks that no one sets. The map is found by its pin or, with that
+ * gone, through the marker program, which uses it.
+ */
+static void hbm_ecn_off_unpinning(void)
+{
+	struct hbm_dev_key *keys = NULL;
+	struct hbm_config cfg;
+	char path[128];
+	int fd, i, n = 0;
+
+	hbm_pin_path(path, sizeof(path), "hbm_config");
+	fd = hbm_config_check(bpf_obj_get(path));
+	if (fd < 0) {
+		hbm_pin_path(path, sizeof(path), HBM_CE_PROG);
+		fd = hbm_config_of_prog(path);
+	}
+	if (fd < 0)
+		return;
+	if (!hbm_map_keys(fd, sizeof(*keys), "hbm_config", (void **)&keys, &n))
+		for (i = 0; i < n; i++)
+			if (!bpf_map_lookup_elem(fd, &keys[i], &cfg) &&
+			    (cfg.flags & HBM_F_ECN)) {
+				cfg.flags &= ~HBM_F_ECN;
+				bpf_map_update_elem(fd, &keys[i], &cfg,
+						    BPF_EXIST);
+			}
+	free(keys);
+	close(fd);
+}
+
 /*
  * Remove every file in the pin directory, then the directory. The ECN
  * markers' links are detached first: their programs leave the devices'
@@ -71,6 +143,7 @@ static int hbm_pins_remove(void)
 	int err = 0;
 	DIR *d;
 
+	hbm_ecn_off_unpinning();
 	hbm_markers_sweep(true);
 	d = opendir(hbm_pin_dir());
 	if (!d) {
@@ -86,6 +159,7 @@ static int hbm_pins_remove(void)
 		if (unlinkat(dirfd(d), e->d_name, 0) && errno != ENOENT && !err)
 			err = hbm_set_reason(-errno, "couldn't remove %s/%s: %s",
 					     hbm_pin_dir(), e->d_name, strerror(errno));
+		hbm_step("pin removed");
 	}
 	closedir(d);
 	if (!err && rmdir(hbm_pin_dir()) && errno != ENOENT)
@@ -126,7 +200,7 @@ static __u64 hbm_flow_idle_ns;
 
 /*
  * Open, load, register and pin bpf_hbm. Over 80 lines on purpose: each
- * pin is made in turn and each failure takes the one `out` path, which
+ * pin is made in turn, the link's last, and each failure takes the one `out` path, which
  * removes exactly the pins made so far (pinned[], link_pinned,
  * mark_pinned), so no half-loaded state is left behind.
  */
@@ -164,7 +238,18 @@ static int hbm_load_fresh(void)
 		err = hbm_load_error(err, "the kernel refused the BPF programs");
 		goto out;
 	}
-	link = bpf_map__attach_struct_ops(skel->maps.hbm);
+	/*
+	 * The kind may still be registered by the link of a loader that was
+	 * killed a moment ago, whose pins were stale: its release can take
+	 * an RCU grace period. Retry for up to a second before blaming
+	 * another loader.
+	 */
+	for (i = 0; i < 20; i++) {
+		link = bpf_map__attach_struct_ops(skel->maps.hbm);
+		if (link || errno != EEXIST)
+			break;
+		usleep(50 * 1000);
+	}
 	if (!link) {
 		err = -errno;
 		if (err == -EEXIST)
@@ -174,13 +259,7 @@ static int hbm_load_fresh(void)
 			err = hbm_load_error(err, "couldn't register the qdisc");
 		goto out;
 	}
-	err = bpf_link__pin(link, hbm_link_file());
-	if (err) {
-		err = hbm_set_reason(err, "couldn't pin %s: %s", hbm_link_file(),
-				     strerror(-err));
-		goto out;
-	}
-	link_pinned = true;
+	hbm_step("kind registered");
 	hbm_pin_path(path, sizeof(path), HBM_CE_PROG);
 	err = bpf_program__pin(skel->progs.hbm_ce, path);
 	if (err) {
@@ -188,6 +267,7 @@ static int hbm_load_fresh(void)
 		goto out;
 	}
 	mark_pinned = true;
+	hbm_step("marker program pinned");
 	for (i = 0; i < HBM_PIN_MAPS; i++) {
 		map = bpf_object__find_map_by_name(skel->obj, hbm_pin_maps[i]);
 		hbm_pin_path(path, sizeof(path), hbm_pin_maps[i]);
@@ -198,7 +278,22 @@ static int hbm_load_fresh(void)
 			goto out;
 		}
 		pinned[i] = 1;
+		hbm_step("map pinned");
 	}
+	/*
+	 * The link last: until it is pinned, a loader killed here leaves
+	 * pins without a link, which read as stale and go with the next
+	 * load, and its link dies with its fd, unregistering the kind. A
+	 * link pinned first would leave a "broken" state (link, maps
+	 * missing) that needs an unload by hand.
+	 */
+	err = bpf_link__pin(link, hbm_link_file());
+	if (err) {
+		err = hbm_set_reason(err, "couldn't pin %s: %s", hbm_link_file(),
+				     strerror(-err));
+		goto out;
+	}
+	link_pinned = true;
 	/* The pin keeps the link: closing our fd must not detach it. */
 	bpf_link__disconnect(link);
 out:

@@ -55,15 +55,31 @@ int hbm_dev_detach(struct hbm_nl *nl, int ifindex, const struct hbm_maps *maps,
 		if (err)
 			return err;
 		*attached = true;
+		hbm_step("qdiscs deleted");
 	}
 	err = hbm_marker_detach(&key, &removed);
 	if (err)
 		return err;
-	if (maps && maps->config >= 0)
-		bpf_map_delete_elem(maps->config, &key);
-	/* Its classes go with its configuration: no qdisc uses them now. */
-	if (maps)
-		return hbm_classes_del_dev(maps, &key);
+	/*
+	 * What a detach killed after deleting the qdiscs left behind counts
+	 * as attached, so that running it again finishes it and says so.
+	 */
+	if (removed) {
+		*attached = true;
+		hbm_step("marker detached");
+	}
+	if (!maps)
+		return 0;
+	/*
+	 * Its classes go with its configuration, before it: the entry,
+	 * deleted last, is what tells a second run that there is more to do.
+	 */
+	err = hbm_classes_del_dev(maps, &key);
+	if (err)
+		return err;
+	hbm_step("classes deleted");
+	if (maps->config >= 0 && !bpf_map_delete_elem(maps->config, &key))
+		*attached = true;
 	return 0;
 }
 
@@ -204,6 +220,7 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
 		return err;
 	u->swapped = swaps;
 	u->root_kind = "mq";
+	hbm_step("mq created");
 	/* The kernel picked the handle: read it back, and the children. */
 	err = hbm_root_get(nl, ifindex, &r, NULL);
 	if (err)
@@ -216,6 +233,8 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
 	/* mq shows one child per tx queue in use (real_num_tx_queues). */
 	n = r.children ? r.children : txq;
 	for (i = 0; i < n; i++) {
+		if (i)
+			hbm_step("mq child created");
 		err = hbm_nl_qdisc_new(nl, ifindex,
 				       TC_H_MAKE(r.q.handle, i + 1), 0,
 				       HBM_KIND, NLM_F_CREATE | NLM_F_REPLACE);
@@ -239,9 +258,30 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
  * `fail` path to hbm_attach_undo(), which undoes what `undo` says was done,
  * and the steps read top to bottom in the order they run.
  */
+/*
+ * Whether @key's configuration says that an attach began and never
+ * finished (HBM_F_ATTACHING: its loader was killed half-way). The next
+ * attach then completes it, as with --replace, rather than refusing the
+ * qdiscs that attach left.
+ */
+static bool hbm_attach_unfinished(const struct hbm_dev_key *key)
+{
+	struct hbm_maps maps = HBM_MAPS_INIT;
+	struct hbm_config cfg;
+	bool ret;
+
+	if (hbm_maps_open(&maps))
+		return false;
+	ret = !bpf_map_lookup_elem(maps.config, key, &cfg) &&
+	      (cfg.flags & HBM_F_ATTACHING);
+	hbm_maps_close(&maps);
+	return ret;
+}
+
 int hbm_cmd_attach(const struct hbm_attach_args *a)
 {
-	__u16 flags = NLM_F_CREATE | (a->replace ? NLM_F_REPLACE : NLM_F_EXCL);
+	bool replace = a->replace;
+	__u16 flags;
 	struct hbm_attach_undo undo = {};
 	struct hbm_maps maps = HBM_MAPS_INIT;
 	enum hbm_parent parent = a->parent;
@@ -285,12 +325,19 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 
 	if (hbm_root_get(&nl, ifindex, &r, &undo.before))
 		goto fail;
-	if (r.attached && !a->replace) {
+	if (!replace && r.present && (r.attached || r.q.handle) &&
+	    hbm_attach_unfinished(&key)) {
+		hbm_note("completing an attach to %s that did not finish",
+			 a->dev);
+		replace = true;
+	}
+	flags = NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL);
+	if (r.attached && !replace) {
 		hbm_error("attach", a->dev,
 			  "bpf_hbm already attached (use --replace or set)");
 		goto out;
 	}
-	if (r.present && r.q.handle && !r.attached && !a->replace) {
+	if (r.present && r.q.handle && !r.attached && !replace) {
 		hbm_error("attach", a->dev, "%s has a root qdisc (%s); use --replace",
 			  a->dev, r.q.kind);
 		goto out;
@@ -308,6 +355,7 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 		goto out;
 	}
 	undo.loaded = fresh;
+	hbm_step("loaded");
 	if (hbm_maps_open(&maps))
 		goto fail;
 	/* Markers of devices that are gone; ours, if stale, goes too. */
@@ -325,6 +373,8 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	if (ecn && marked)
 		cfg.flags |= HBM_F_ECN;
 	undo.had_old = !bpf_map_lookup_elem(maps.config, &key, &undo.old);
+	/* Marked unfinished until the last write below: see HBM_F_ATTACHING. */
+	cfg.flags |= HBM_F_ATTACHING;
 	e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_ANY);
 	if (e == -E2BIG) {
 		hbm_set_reason(e, "couldn't write its configuration: %s (bpf_hbm configures at most %d devices)",
@@ -336,6 +386,7 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 		goto fail;
 	}
 	undo.wrote = true;
+	hbm_step("configuration written");
 
 	if (parent == HBM_PARENT_ROOT) {
 		/* One atomic swap: nothing to undo if it fails. */
@@ -348,21 +399,25 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 					 maps.instances, &undo)) {
 		goto fail;
 	}
+	hbm_step("qdiscs created");
 
 	if (ecn && !marked) {
 		if (hbm_marker_attach(&key, &undo.marker))
 			goto fail;
 		cfg.flags |= HBM_F_ECN;
-		e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_EXIST);
-		if (e) {
-			hbm_set_reason(e, "couldn't write its configuration: %s",
-				       strerror(-e));
-			goto fail;
-		}
+		hbm_step("marker attached");
 	} else if (!ecn && marked) {
 		/* The flag is clear already; a failure restores both. */
 		if (hbm_marker_detach(&key, &marked))
 			goto fail;
+		hbm_step("marker detached");
+	}
+	cfg.flags &= ~HBM_F_ATTACHING;
+	e = bpf_map_update_elem(maps.config, &key, &cfg, BPF_EXIST);
+	if (e) {
+		hbm_set_reason(e, "couldn't write its configuration: %s",
+			       strerror(-e));
+		goto fail;
 	}
 	ret = HBM_EXIT_OK;
 	goto out;

@@ -78,26 +78,6 @@ static int hbm_force_detach(const struct hbm_maps *maps,
 	return err;
 }
 
-/*
- * The ECN markers go with the pins: devices that keep their qdiscs (other
- * network namespaces) lose HBM_F_ECN, so that their ECN-capable senders
- * get the qdisc's CN signals again instead of marks no one sets.
- */
-static void hbm_ecn_off_all(const struct hbm_maps *maps,
-			    const struct hbm_dev_key *k, int n)
-{
-	struct hbm_config cfg;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(maps->config, &k[i], &cfg) ||
-		    !(cfg.flags & HBM_F_ECN))
-			continue;
-		cfg.flags &= ~HBM_F_ECN;
-		bpf_map_update_elem(maps->config, &k[i], &cfg, BPF_EXIST);
-	}
-}
-
 int hbm_cmd_unload(bool force)
 {
 	struct hbm_maps maps = HBM_MAPS_INIT;
@@ -144,9 +124,9 @@ int hbm_cmd_unload(bool force)
 			goto fail;
 		if (n) {
 			hbm_dev_list(list, sizeof(list), keys, n, own);
+			/* They lose HBM_F_ECN with the markers (bpf.c). */
 			hbm_note("still used by %s; their qdiscs keep running until deleted",
 				 list);
-			hbm_ecn_off_all(&maps, keys, n);
 		}
 	}
 unpin:

@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <net/if.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -643,6 +644,38 @@ static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 	return -1;
 }
 
+/*
+ * Every command but show runs under the lock (hbm_lock(): one loader at a
+ * time changes state), and, once it holds it, with SIGINT, SIGTERM and
+ * SIGHUP held until it returns: an attach or detach cut short by ^C would
+ * leave a device half-done, so it finishes, and the signal then takes
+ * effect as usual. Waiting for the lock can still be interrupted: nothing
+ * has changed yet. show locks each of its rounds itself, so that --watch
+ * holds the lock only while it reads.
+ */
+static int hbm_run(const struct hbm_cmd *cmd, const struct hbm_args *a)
+{
+	sigset_t hold, old;
+	int ret;
+
+	if (cmd->mask == HBM_CMD_SHOW)
+		return cmd->run(a);
+	if (hbm_lock()) {
+		hbm_fail("lock", hbm_pin_dir());
+		return HBM_EXIT_FAIL;
+	}
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGINT);
+	sigaddset(&hold, SIGTERM);
+	sigaddset(&hold, SIGHUP);
+	sigprocmask(SIG_BLOCK, &hold, &old);
+	ret = cmd->run(a);
+	hbm_unlock();
+	fflush(NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	const struct hbm_cmd *cmd = NULL;
@@ -721,5 +754,5 @@ int main(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	hbm_set_verbose(verbose || a.verbose);
-	return cmd->run(&a);
+	return hbm_run(cmd, &a);
 }

@@ -12,10 +12,12 @@
  * egress hooks through links pinned there too (marker.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -87,6 +89,8 @@ void hbm_pin_path(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s/%s", hbm_pin_dir(), name);
 }
 
+static bool hbm_lock_wanted;
+
 /* Mount bpffs at /sys/fs/bpf unless it is there (systemd mounts it). */
 int hbm_bpffs_ensure(void)
 {
@@ -106,7 +110,55 @@ int hbm_bpffs_ensure(void)
 				      HBM_BPFFS, strerror(-err), HBM_BPFFS);
 	}
 	hbm_note("mounted bpffs at %s", HBM_BPFFS);
+	return hbm_lock_wanted ? hbm_lock() : 0;
+}
+
+/*
+ * The commands that change state run one at a time: without this, one
+ * loader's pins half-made (a pin directory without its link yet) read as
+ * stale to another, which removes them, and set's read-modify-write of a
+ * configuration loses a concurrent one. The lock is an flock on the bpffs
+ * directory that holds the pin directory: every loader that can see these
+ * pins sees that directory (the /proc/1/root one too), it outlives the pin
+ * directory, and a loader that dies, even by SIGKILL, lets go of it.
+ * Without a bpffs there can be no pins to protect yet: hbm_bpffs_ensure()
+ * takes the lock once it has mounted one.
+ */
+static int hbm_lock_fd = -1;
+
+int hbm_lock(void)
+{
+	int fd, err;
+
+	hbm_lock_wanted = true;
+	hbm_paths();
+	if (hbm_lock_fd >= 0 || !hbm_is_bpffs(hbm_bpffs))
+		return 0;
+	fd = open(hbm_bpffs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		return hbm_set_reason(err, "couldn't open %s to lock it: %s%s",
+				      hbm_bpffs, strerror(-err),
+				      hbm_perm_hint(err));
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+		hbm_note("waiting for another bpf-hbm to finish (lock on %s)",
+			 hbm_bpffs);
+		while (flock(fd, LOCK_EX) && errno == EINTR)
+			;
+	}
+	/* Any other failure: no lock to take on this filesystem, go on. */
+	hbm_lock_fd = fd;
 	return 0;
+}
+
+void hbm_unlock(void)
+{
+	hbm_lock_wanted = false;
+	if (hbm_lock_fd < 0)
+		return;
+	close(hbm_lock_fd);	/* releases the flock */
+	hbm_lock_fd = -1;
 }
 
 /* A struct_ops link still attached to a map named "hbm". */

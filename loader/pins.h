@@ -32,6 +32,9 @@ const char *hbm_pin_dir(void);
 const char *hbm_link_file(void);
 void hbm_pin_path(char *buf, size_t len, const char *name);
 int hbm_bpffs_ensure(void);
+/* Serialize the commands that change state (pins.c says how). */
+int hbm_lock(void);
+void hbm_unlock(void);
 bool hbm_link_valid(int fd);
 int hbm_bpf_state(enum hbm_state *state);
 int hbm_maps_open(struct hbm_maps *maps);

@@ -308,7 +308,7 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n,
 		printf(",\"ifindex\":%u,\"netns\":%u,\"instances\":%u,\"configured\":%s",
 		       st[i].key.ifindex, st[i].key.netns, k->instances,
 		       st[i].configured ? "true" : "false");
-		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"quantum\":%u,\"initial_quantum\":%u,\"quantum_auto\":%s,\"initial_quantum_auto\":%s,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u,\"ecn\":%s,\"cn\":%s,\"late_credit\":%s}",
+		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"quantum\":%u,\"initial_quantum\":%u,\"quantum_auto\":%s,\"initial_quantum_auto\":%s,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u,\"ecn\":%s,\"cn\":%s,\"late_credit\":%s,\"attach_finished\":%s}",
 		       c->rate_bps, c->burst_ns, c->mark_ns, c->drop_ns,
 		       c->drop_large_ns, c->limit, c->flow_limit,
 		       hbm_quantum_now(&st[i]), hbm_initial_quantum_now(&st[i]),
@@ -317,7 +317,8 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n,
 		       c->horizon_ns, c->large_pkt, c->flags,
 		       c->flags & HBM_F_ECN ? "true" : "false",
 		       c->flags & HBM_F_NO_CN ? "false" : "true",
-		       c->flags & HBM_F_FIXED_BURST ? "false" : "true");
+		       c->flags & HBM_F_FIXED_BURST ? "false" : "true",
+		       c->flags & HBM_F_ATTACHING ? "false" : "true");
 		printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"cn_spared\":%llu,\"delayed\":%llu,\"fastpath\":%llu,\"drops\":%llu,\"vq_delay_ns\":%lld,\"tstamp_tai\":%llu,\"tstamp_realtime\":%llu}",
 		       k->enqueued, k->packets, k->bytes, k->marks, k->cn,
 		       k->ce, k->guard_saves, k->cn_spared, k->delayed,
@@ -397,6 +398,8 @@ static void hbm_print_config_human(const struct hbm_dev_stats *s)
 	HBM_KV("ecn", "%s", !(c->flags & HBM_F_ECN) ? "off" :
 	       s->marker || s->key.netns != hbm_own ? "on" :
 	       "on, but no marker on the tcx egress hook (bpf-hbm set DEV --ecn on)");
+	if (c->flags & HBM_F_ATTACHING)
+		HBM_KV("attach", "%s", "not finished (bpf-hbm attach DEV again completes it)");
 }
 
 static void hbm_print_human(const struct hbm_dev_stats *st, int n,
@@ -515,10 +518,16 @@ int hbm_cmd_show(const struct hbm_show_args *args)
 		sigaction(SIGTERM, &sa, NULL);
 	}
 	do {
-		/* Each round: a cgroup removed meanwhile takes its class. */
+		/*
+		 * Each round: a cgroup removed meanwhile takes its class. The
+		 * lock (see main.c) for the round only, never while waiting.
+		 */
+		hbm_lock();
 		hbm_classes_prune(&maps);
-		if (hbm_collect(&maps, only, &st, &n) ||
-		    hbm_classes_get(&maps, only, &cls, &ncls))
+		err = hbm_collect(&maps, only, &st, &n) ||
+		      hbm_classes_get(&maps, only, &cls, &ncls);
+		hbm_unlock();
+		if (err)
 			goto fail;
 		if (only && !n) {
 			hbm_error("show", args->dev,

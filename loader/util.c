@@ -2,10 +2,13 @@
 /* Error reporting, libbpf's log and small helpers shared by the commands. */
 #include <errno.h>
 #include <net/if.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -60,6 +63,31 @@ void hbm_note(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/*
+ * The tests' kill-anywhere hook: with BPF_HBM_TEST_KILL_AT=N in the
+ * environment, the Nth step a command reaches (a point between two changes
+ * to the kernel's state) kills it with SIGKILL, as a crash or the OOM
+ * killer would there; the tests check that running the command again
+ * converges. BPF_HBM_TEST_PAUSE_AT=N sleeps 2 s there instead, for a test
+ * to send signals mid-command. Without them, a step costs two getenv().
+ */
+void hbm_step(const char *what)
+{
+	const char *kill_at = getenv("BPF_HBM_TEST_KILL_AT");
+	const char *pause_at = getenv("BPF_HBM_TEST_PAUSE_AT");
+	static unsigned long n;
+
+	if (!kill_at && !pause_at)
+		return;
+	n++;
+	if (pause_at && n == strtoul(pause_at, NULL, 10))
+		sleep(2);
+	if (!kill_at || n != strtoul(kill_at, NULL, 10))
+		return;
+	fprintf(stderr, HBM_PROG ": test: killed at step %lu (%s)\n", n, what);
+	raise(SIGKILL);
 }
 
 static int hbm_libbpf_quiet(enum libbpf_print_level level, const char *fmt,

@@ -52,6 +52,7 @@ void hbm_fail(const char *verb, const char *obj);
 void hbm_error(const char *verb, const char *obj, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void hbm_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hbm_step(const char *what);
 void hbm_set_verbose(bool verbose);
 const char *hbm_perm_hint(int err);
 int hbm_own_netns(__u32 *netns);
