@@ -6,7 +6,8 @@
  * macro returns bool so a test reads "if (!ASSERT_OK(err, "load")) return;".
  * A failed assertion prints "# name:FAIL:what expected vs got" and marks the
  * running test failed. HBM_TEST_MAIN() emits TAP ("ok N - name") and accepts
- * test names on the command line to run a subset.
+ * test names on the command line to run a subset; a name that matches no
+ * test exits 2 (usage error) before running any.
  */
 #ifndef HBM_TEST_H
 #define HBM_TEST_H
@@ -80,6 +81,17 @@ static inline int hbm_test_run(const struct hbm_test *tests, int n,
 {
 	int i, j, planned = 0, num = 0, failed = 0;
 
+	/* A name that matches no test is a usage error, not an empty run. */
+	for (j = 1; j < argc; j++) {
+		for (i = 0; i < n; i++)
+			if (!strcmp(argv[j], tests[i].name))
+				break;
+		if (i == n) {
+			fprintf(stderr, "%s: no test named '%s'\n", argv[0],
+				argv[j]);
+			return 2;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		bool sel = argc <= 1;
 

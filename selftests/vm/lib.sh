@@ -98,7 +98,10 @@ hbm_cg_iperf_start() {
 	fi
 }
 hbm_iperf_result() {
-	jq -er '.end.sum_received.bits_per_second / 1e6' "$1" 2>/dev/null
+	local g
+
+	g=$(jq -er '.end.sum_received.bits_per_second / 1e6' "$1" 2>/dev/null) &&
+		hbm_is_num "$g" && echo "$g"
 }
 
 # hbm_veth_setup [TXQUEUES]: A/hbm0 (192.0.2.1) <-> B/hbm1 (192.0.2.2)
@@ -128,6 +131,17 @@ hbm_veth_setup() {
 
 hbm_report() { echo "REPORT: $*"; }
 
+# A figure as the probes print them: an integer or a decimal, maybe
+# negative (awk, jq, /proc); not empty, "null", "nan" or an error message.
+hbm_is_num() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]; }
+
+# hbm_figure WHAT VALUE: the test stops here, failed, unless VALUE is a
+# number: a figure it could not read proves nothing, and one that
+# defaulted to 0 or -1 could pass a bound.
+hbm_figure() {
+	hbm_is_num "$2" || hbm_fatal "$1: no figure read ('$2')"
+}
+
 hbm_check() { # EXPR DESCRIPTION (EXPR for awk, on numbers)
 	if awk "BEGIN { exit !($1) }"; then
 		echo "PASS: $2 ($1)"
@@ -137,12 +151,28 @@ hbm_check() { # EXPR DESCRIPTION (EXPR for awk, on numbers)
 	HBM_FAILED=1
 	return 1
 }
-assert_ge() { hbm_check "$1 >= $2" "$3"; }
-assert_le() { hbm_check "$1 <= $2" "$3"; }
-assert_gt() { hbm_check "$1 > $2" "$3"; }
-assert_lt() { hbm_check "$1 < $2" "$3"; }
-assert_eq() { hbm_check "$1 == $2" "$3"; }
-assert_between() { hbm_check "$1 >= $2 && $1 <= $3" "$4"; }
+# The comparisons take numbers, or strings in double quotes (which awk
+# compares as strings). Anything else (empty, "null", an error message) is
+# a figure the test could not read, which awk would take for a variable
+# (0, or a syntax error): the assertion fails, saying so.
+hbm_cmp() { # DESCRIPTION EXPR OPERAND...
+	local what=$1 expr=$2 v
+	shift 2
+	for v in "$@"; do
+		if ! hbm_is_num "$v" && ! [[ $v =~ ^\"[^\"]*\"$ ]]; then
+			echo "FAIL: $what: no figure read ('$v' in: $expr)"
+			HBM_FAILED=1
+			return 1
+		fi
+	done
+	hbm_check "$expr" "$what"
+}
+assert_ge() { hbm_cmp "$3" "$1 >= $2" "$1" "$2"; }
+assert_le() { hbm_cmp "$3" "$1 <= $2" "$1" "$2"; }
+assert_gt() { hbm_cmp "$3" "$1 > $2" "$1" "$2"; }
+assert_lt() { hbm_cmp "$3" "$1 < $2" "$1" "$2"; }
+assert_eq() { hbm_cmp "$3" "$1 == $2" "$1" "$2"; }
+assert_between() { hbm_cmp "$4" "$1 >= $2 && $1 <= $3" "$1" "$2" "$3"; }
 assert_ok() { # DESCRIPTION CMD...
 	local what=$1
 	shift
@@ -172,34 +202,63 @@ hbm_stat() {
 	inA "$HBM" show "$DEV_A" --json | jq -r ".devices[0].$1 // empty"
 }
 
+# Entries of the pinned map PIN whose key is device IFINDEX of the network
+# namespace NETNS (its inode number), as bpftool dumps them: the kernel's
+# view, not bpf-hbm's. When bpftool fails or its output is not a map dump,
+# prints "unreadable" (which fails any assertion on it) and fails:
+# hbm_map_count PIN IFINDEX NETNS
+hbm_map_count() {
+	local n
+
+	n=$(bpftool -j map dump pinned "$1" |
+		jq --argjson ifx "$2" --argjson ns "$3" \
+			'[.[] | (.formatted.key // .key) | objects |
+			  select(.ifindex == $ifx and .netns == $ns)] | length') &&
+		hbm_is_num "$n" || {
+		echo "hbm_map_count: couldn't count $1's entries for ifindex '$2' netns '$3'" >&2
+		echo unreadable
+		return 1
+	}
+	echo "$n"
+}
+
 # L2 receive rate at B over SECONDS, in Mbit/s. One process reads the
 # counter and the clock back to back: under TCG a fork between them costs
 # tens of milliseconds, which skews a short interval by percents.
+# Prints nothing if the counter could not be read.
 hbm_rx_rate() {
 	inB bash -c 'f=/sys/class/net/$1/statistics/rx_bytes
-		read -r b0 <"$f"; t0=$EPOCHREALTIME; sleep "$2"
-		read -r b1 <"$f"; t1=$EPOCHREALTIME
+		read -r b0 <"$f" || exit 1; t0=$EPOCHREALTIME; sleep "$2"
+		read -r b1 <"$f" || exit 1; t1=$EPOCHREALTIME
 		echo "$b0 $b1 $t0 $t1"' bash "$DEV_B" "$1" |
-		awk '{ printf "%.2f", ($2 - $1) * 8 / (($4 - $3) * 1e6) }'
+		awk 'NF == 4 && $4 > $3 {
+			printf "%.2f", ($2 - $1) * 8 / (($4 - $3) * 1e6) }'
 }
 
 # iperf3 from A to B: hbm_iperf SECONDS [ARGS...] prints the receiver's
-# goodput in Mbit/s (first second omitted: slow start is not the rate).
+# goodput in Mbit/s (first second omitted: slow start is not the rate);
+# nothing, and fails, if iperf3 failed or its JSON has no goodput.
 hbm_iperf() {
-	local t=$1 json
+	local t=$1 json g
 	shift
 	inB iperf3 -s -1 -D -p 5201 >/dev/null 2>&1
 	sleep 0.3
 	json=$(inA iperf3 -c "$ADDR_B" -p 5201 -t "$t" -O 1 -J "$@") || {
 		echo "iperf3 failed: $json" >&2
-		echo 0
 		return 1
 	}
-	echo "$json" | jq -r '.end.sum_received.bits_per_second / 1e6'
+	g=$(echo "$json" | jq -er '.end.sum_received.bits_per_second / 1e6') &&
+		hbm_is_num "$g" || {
+		echo "iperf3 gave no goodput: $json" >&2
+		return 1
+	}
+	echo "$g"
 }
 
-# Goodput as a percentage of the TCP ceiling at RATE_MBIT.
+# Goodput as a percentage of the TCP ceiling at RATE_MBIT; nothing for a
+# goodput that is not a number (an assertion on it then fails).
 hbm_pct_of_ceiling() { # MBITS RATE_MBIT
+	hbm_is_num "$1" || return 1
 	awk -v g="$1" -v r="$2" -v e="$HBM_TCP_EFF" \
 		'BEGIN { printf "%.1f", 100 * g / (r * e) }'
 }

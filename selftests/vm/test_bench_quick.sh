@@ -30,7 +30,7 @@ for a in fq hbm; do
 done
 assert_ok "cost table" grep -q "^| bpf_hbm | [0-9]* | [0-9.]* |" "$out/table.md"
 for p in goodput p99 cost; do
-	assert_eq "$(head -c 4 "$out/$p.png" | od -An -c | tr -d ' ')" '211PNG' "$p.png is a PNG"
+	assert_eq "\"$(head -c 4 "$out/$p.png" | od -An -c | tr -d ' ')\"" '"211PNG"' "$p.png is a PNG"
 done
 assert_ok "meta names the kernel" grep -q "^kernel: $(uname -r)" "$out/meta.txt"
 hbm_done

@@ -23,12 +23,14 @@ assert_ok "attach at the defaults, 400mbit" inA "$HBM" attach "$DEV_A" \
 assert_ok "class add A 100mbit" inA "$HBM" class add "$DEV_A" \
 	--cgroup "$CG_A" --rate 100mbit || hbm_done
 
-# L2 rate at B in Mbit/s over one second, N times: rates N
+# L2 rate at B in Mbit/s over one second, N times: rates N ("none" for a
+# second not read, which fails its check rather than drop out of the list)
 rates() {
-	local i
+	local i r
 
 	for i in $(seq 1 "$1"); do
-		printf '%s ' "$(hbm_rx_rate 1)"
+		r=$(hbm_rx_rate 1)
+		printf '%s ' "${r:-none}"
 	done
 }
 

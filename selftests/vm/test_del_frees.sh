@@ -20,6 +20,7 @@ assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root \
 	--limit 10000 --flow-limit 10000 || hbm_done
 
 base=$(slab_skbs)
+hbm_figure "skbuff_head_cache in /proc/slabinfo" "$base"
 inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7100 -S 7101 -c 1000 \
 	-s 1400 -t 30000000000 -B 8000000 -w 60 >"/tmp/$HBM_TEST.tx" &
 probe=$!

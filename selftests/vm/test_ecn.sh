@@ -82,7 +82,7 @@ snap() {
 
 # run NAME ECN: one measured run; sets pkts drops cn ce marks cerx g pct
 run() {
-	local name=$1 ecn=$2 s0 s1 json
+	local name=$1 ecn=$2 s0 s1 json v
 	inA "$HBM" set "$DEV_A" --ecn "$ecn" || hbm_fatal "set --ecn $ecn"
 	s0=$(snap)
 	inB iperf3 -s -1 -D -p 5201 >/dev/null 2>&1
@@ -91,7 +91,12 @@ run() {
 	s1=$(snap)
 	g=$(echo "$json" | jq -r '.end.sum_received.bits_per_second / 1e6')
 	retr=$(echo "$json" | jq -r '.end.sum_sent.retransmits')
+	hbm_figure "$name, ecn $ecn: iperf3 goodput" "$g"
 	set -- $s0 $s1
+	[ $# = 12 ] || hbm_fatal "$name, ecn $ecn: counters unreadable ('$s0' -> '$s1')"
+	for v in "$@"; do
+		hbm_figure "$name, ecn $ecn: counters ('$s0' -> '$s1')" "$v"
+	done
 	pkts=$(($7 - $1)) drops=$(($8 - $2)) cn=$(($9 - $3))
 	ce=$((${10} - $4)) marks=$((${11} - $5)) cerx=$((${12} - $6))
 	pct=$(hbm_pct_of_ceiling "$g" "$RATE")

@@ -49,6 +49,7 @@ wave() {
 	[ "$(hbm_qdisc qlen)" = "${2:-0}" ] ||
 		hbm_fatal "wave $1 not drained: qlen $(hbm_qdisc qlen)"
 	f=$(hbm_stat stats.fastpath)
+	hbm_figure "show --json: stats.fastpath" "$f"
 	fast=$((f - fast_total))
 	fast_total=$f
 }

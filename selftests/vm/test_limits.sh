@@ -16,6 +16,7 @@ assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root \
 	hbm_done
 
 rx0=$(inB cat /sys/class/net/$DEV_B/statistics/rx_packets)
+hbm_figure "$DEV_B's rx_packets" "$rx0"
 # One flow, 80 datagrams: 50 queue, 30 hit the flow limit.
 t0=$SECONDS
 inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 9 -S 7201 -c 80 \

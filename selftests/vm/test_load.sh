@@ -14,6 +14,7 @@ assert_eq "\"$(hbm_qdisc kind)\"" '"bpf_hbm"' "root qdisc is bpf_hbm"
 
 # Non-GSO packets only: tc counts GSO segments, the peer counts skbs.
 rx0=$(inB cat /sys/class/net/$DEV_B/statistics/rx_packets)
+hbm_figure "$DEV_B's rx_packets" "$rx0"
 inA ping -c 50 -i 0.02 -q "$ADDR_B" >/dev/null
 inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 9 -c 200 -s 100 >/dev/null
 sleep 0.2

@@ -105,18 +105,25 @@ cfg_of() {
 ifindex() { echo "$(<"/sys/class/net/$1/ifindex")"; }
 
 # What the kernel and bpffs hold for DEV (of this netns, or ifindex/netns):
-# hbm_config entries (bpftool's view, not bpf-hbm's), marker pins, tcx
-# programs.
+# hbm_config entries (bpftool's view, not bpf-hbm's), marker pins, tc
+# programs. A count bpftool could not give is "unreadable", which fails the
+# assertion on it; each count is seen above 0 once where bpf_hbm is
+# attached, so that its 0s elsewhere are not a count that never matches.
 cfg_entries() { # IFINDEX NETNS
-	local d
-
 	[ -e "$PIN/hbm_config" ] || { echo 0; return; }
-	d=$(bpftool -j map dump pinned "$PIN/hbm_config")
-	[[ $d == *"\"key\":{\"ifindex\":$1,\"netns\":$2}"* ]] && echo 1 || echo 0
+	hbm_map_count "$PIN/hbm_config" "$1" "$2"
 }
 marker_pin() { echo "$PIN/ce-$2-$1"; }	# IFINDEX NETNS
-tcx_progs() { # DEV: tcx programs on DEV
-	count_lines "$(bpftool net show dev "$1")" "*tcx/*"
+tcx_progs() { # DEV: programs on DEV's tc hooks (tcx and classic)
+	local n
+
+	n=$(bpftool -j net show dev "$1" | jq -e '.[0].tc | arrays | length') &&
+		hbm_is_num "$n" || {
+		echo "tcx_progs: couldn't read $1's tc programs with bpftool" >&2
+		echo unreadable
+		return 1
+	}
+	echo "$n"
 }
 
 # tc monitor through a group of commands: each hbm_run appends its command
@@ -336,6 +343,8 @@ assert_eq "$(count_lines "$mon" "qdisc bpf_hbm *: dev $DEV root*")" 1 "monitor: 
 assert_eq "$(count_lines "$mon" "*noqueue* dev $DEV *")" 0 "monitor: never noqueue in between (atomic)"
 assert_ok "fq is gone, bpf_hbm at the root" has_line "$(tc qdisc show dev "$DEV")" "qdisc bpf_hbm *: root*"
 pins_loaded "attach loaded bpf_hbm"
+assert_eq "$(cfg_entries "$IFX" "$NETNS")" 1 "attach: a config entry for $DEV (bpftool)"
+assert_eq "$(tcx_progs "$DEV")" 1 "attach: the marker on $DEV's tcx hook (bpftool)"
 
 section "attached"
 ## Attached: a second attach, bad options and set keep what is there.
@@ -401,6 +410,7 @@ no_trace "refused commands" "$DEV4" "$QD4"
 assert_str "$(tc qdisc show dev "$DEV")" "$QD_HBM" "refused unload: still attached"
 pins_loaded "refused unload"
 assert_ok "the marker pin is there" test -e "$(marker_pin "$IFX" "$NETNS")"
+assert_eq "$(tcx_progs "$DEV")" 1 "the marker is on $DEV's tcx hook"
 hbm_run "$HBM" unload --force
 expect 0 "bpf-hbm: detached $DEV" "unload --force" "bpf-hbm: unloaded bpf_hbm"
 LOADED=0

@@ -21,6 +21,7 @@ assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root --rate 1mbit \
 	--mark 1000s --drop 2000s --drop-large 2000s --limit 200000 || hbm_done
 
 rx0=$(inB cat "/sys/class/net/$DEV_B/statistics/rx_packets")
+hbm_figure "$DEV_B's rx_packets" "$rx0"
 res=$(inA "$HBM_TOOLS/flood" -s "$ADDR_A" -d "$ADDR_B" -f $N -c $N -l 1000)
 # One snapshot of the qdisc's sent and queued packets: they move on.
 read -r out qlen < <(inA tc -s -j qdisc show dev "$DEV_A" root |
@@ -28,6 +29,9 @@ read -r out qlen < <(inA tc -s -j qdisc show dev "$DEV_A" root |
 rx=$(( $(inB cat "/sys/class/net/$DEV_B/statistics/rx_packets") - rx0 ))
 flows=$(hbm_stat flows)
 inA "$HBM" show "$DEV_A"
+hbm_figure "tc -s qdisc: packets" "$out"
+hbm_figure "tc -s qdisc: qlen" "$qlen"
+hbm_figure "show --json: flows" "$flows"
 
 sent=${res#sent=}
 assert_eq "${sent%% *}" $N "flood sent $N packets ($res)"
@@ -58,7 +62,10 @@ N2=100000
 assert_ok "rate 8mbit" inA "$HBM" set "$DEV_A" --rate 8mbit
 res=$(inA "$HBM_TOOLS/flood" -s "$ADDR_A" -d "$ADDR_B" -f $N2 -c $N2 -l 1000)
 qlen=$(hbm_qdisc qlen)
-assert_gt "$((qlen - $(hbm_stat flows)))" 1000 "the table full again: the overflow flow in use ($qlen queued, $res)"
+flows=$(hbm_stat flows)
+hbm_figure "tc -s qdisc: qlen" "$qlen"
+hbm_figure "show --json: flows" "$flows"
+assert_gt "$((qlen - flows))" 1000 "the table full again: the overflow flow in use ($qlen queued, $res)"
 t0=$SECONDS
 for _ in $(seq 360); do
 	qlen=$(hbm_qdisc qlen)

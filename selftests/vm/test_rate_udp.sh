@@ -30,6 +30,8 @@ assert_ok "attach --rate ${RATE}mbit" inA "$HBM" attach "$DEV_A" \
 idle=$(inA ping -c 20 -i 0.05 -q "$ADDR_B" | awk -F/ '/^rtt/ { print $5 }')
 rx0=$(inB cat "/sys/class/net/$DEV_B/statistics/rx_packets")
 sent0=$(hbm_qdisc packets)
+hbm_figure "$DEV_B's rx_packets" "$rx0"
+hbm_figure "tc -s qdisc: packets" "$sent0"
 
 inB iperf3 -s -1 -D -p 5202 >/dev/null 2>&1
 sleep 0.3
@@ -41,6 +43,8 @@ d0=$(hbm_qdisc drops)
 got=$(hbm_rx_rate 4)
 d1=$(hbm_qdisc drops)
 wait
+hbm_figure "tc -s qdisc: drops before" "$d0"
+hbm_figure "tc -s qdisc: drops after" "$d1"
 
 pct=$(awk -v g="$got" -v r="$RATE" 'BEGIN { printf "%.1f", 100 * g / r }')
 loaded=$(awk -F/ '/^rtt/ { print $5 }' "/tmp/$HBM_TEST.ping")
@@ -50,13 +54,17 @@ inA "$HBM" show "$DEV_A"
 
 sleep 0.5
 rx=$(( $(inB cat "/sys/class/net/$DEV_B/statistics/rx_packets") - rx0 ))
-sent=$(( $(hbm_qdisc packets) - ${sent0:-0} ))
+sent=$(hbm_qdisc packets)
+hbm_figure "tc -s qdisc: packets" "$sent"
+sent=$((sent - sent0))
 assert_between "$pct" 10 101 "UDP delivered at 10-101% of ${RATE} Mbit/s (L2)"
 assert_gt "$sent" 1000 "the qdisc sent packets ($sent)"
 assert_eq "$rx" "$sent" "every packet the qdisc sent arrived (peer rx $rx)"
 assert_eq "$(hbm_qdisc qlen)" 0 "none left queued"
 assert_gt "$((d1 - d0))" 0 "excess counted as drops by the qdisc"
 assert_gt "$(hbm_stat drops.nontcp)" 0 "drops attributed to non-TCP over mark"
+hbm_figure "idle ping's average RTT" "$idle"
+hbm_figure "ping's average RTT under load" "$loaded"
 added=$(awk -v l="$loaded" -v i="$idle" 'BEGIN { printf "%.3f", l - i }')
 assert_lt "$added" 1 "ping added delay under 1 ms (idle $idle ms, loaded $loaded ms)"
 hbm_report "udp 2x${RATE}M -> ${got} Mbit/s L2 (${pct}% of rate); ping idle ${idle} ms, loaded ${loaded} ms (+${added}), loss ${loss}%"

@@ -26,6 +26,8 @@ assert_eq "$(hbm_stat stats.cn)" 0 "no NET_XMIT_CN to a raw socket"
 assert_eq "$(hbm_stat stats.guard_saves)" 0 "no 2-packet guard for a raw socket"
 enq=$(hbm_stat stats.enqueued)
 drops=$(hbm_stat drops.total)
-assert_eq "$(( ${enq:-0} + ${drops:-0} ))" 500 "every segment accepted or dropped ($enq + $drops)"
+hbm_figure "show --json: stats.enqueued" "$enq"
+hbm_figure "show --json: drops.total" "$drops"
+assert_eq "$((enq + drops))" 500 "every segment accepted or dropped ($enq + $drops)"
 assert_eq "$(hbm_qdisc qlen)" 0 "none left queued"
 hbm_done

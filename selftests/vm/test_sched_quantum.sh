@@ -31,7 +31,8 @@ read -r n lo hi shares < <(awk '
 		for (f = 7501; f <= 7504; f++) { if (b[f] < lo) lo = b[f]
 			if (b[f] > hi) hi = b[f]
 			sh = sh sprintf("%d:%.0fKB,", f, b[f] / 1000) } }
-	END { printf "%d %d %d %s\n", NR, lo, hi, sh }' "$tx")
+	END { if (!done) { print NR, "none", 0, "-"; exit }
+	      printf "%d %d %d %s\n", NR, lo, hi, sh }' "$tx")
 assert_eq "$n" 2400 "every datagram was transmitted"
 assert_lt "$lo" "$(( hi / 10 ))" "a flow at a time: the least served had under a tenth of the first's bytes ($shares)"
 hbm_report "quantum 1 MB, bytes per flow until the first drained: $shares"

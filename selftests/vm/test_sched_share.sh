@@ -30,7 +30,8 @@ read -r n lo hi mean shares < <(awk '
 		m = s / k; lo = 1e18; hi = 0
 		for (f in b) { if (b[f] < lo) lo = b[f]; if (b[f] > hi) hi = b[f]
 			sh = sh sprintf("%d:%.0fKB,", f, b[f] / 1000) } }
-	END { printf "%d %d %d %d %s\n", NR, lo, hi, m, sh }' "$tx")
+	END { if (!done) { print NR, "none", "none", 0, "-"; exit }
+	      printf "%d %d %d %d %s\n", NR, lo, hi, m, sh }' "$tx")
 assert_eq "$n" 2400 "every datagram was transmitted"
 assert_ge "$lo" "$(( mean * 9 / 10 ))" "the least served flow within 10% of the mean ($shares)"
 assert_le "$hi" "$(( mean * 11 / 10 ))" "the most served flow within 10% of the mean"

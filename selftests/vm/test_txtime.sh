@@ -50,13 +50,16 @@ assert_le "$med" 7000 "median delivery within 2 ms of the txtime"
 hbm_report "SO_TXTIME +5 ms: arrived after ${delays[*]} us, median $med (no txtime: $base us)"
 
 h0=$(hbm_stat drops.horizon)
+hbm_figure "show --json: drops.horizon" "$h0"
 inB "$HBM_TOOLS/udp_probe" recv -p 7001 -c 1 -T 1500 >"/tmp/$HBM_TEST.rx" \
 	2>/dev/null &
 sleep 0.2
 inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7001 -t 20000000000 >/dev/null
 wait
 assert_eq "$(wc -l <"/tmp/$HBM_TEST.rx")" 0 "a 20 s tstamp is not delivered"
-assert_eq "$(( $(hbm_stat drops.horizon) - h0 ))" 1 "counted as a horizon drop"
+h1=$(hbm_stat drops.horizon)
+hbm_figure "show --json: drops.horizon" "$h1"
+assert_eq "$((h1 - h0))" 1 "counted as a horizon drop"
 assert_eq "$(hbm_qdisc qlen)" 0 "and not left queued"
 
 # SO_TXTIME on CLOCK_TAI: the qdisc's clock is CLOCK_MONOTONIC, so the
