@@ -7,7 +7,8 @@
 #
 # Variables: V=1 (show commands), OUTPUT (build dir), CLANG, BPFTOOL, CC,
 # KERNEL=7.3|7.2 (kernel the VM boots), T="name ..." (tests to run),
-# BENCH_ARGS (passed to bench/run.sh or bench/rate.sh, e.g. "--repeat 1").
+# BENCH_ARGS (passed to bench/run.sh or bench/rate.sh, e.g. "--repeat 1"),
+# FUZZ_S (seconds `make fuzz` runs each fuzz target, default 60).
 
 OUTPUT ?= build
 CLANG ?= clang
@@ -15,6 +16,7 @@ BPFTOOL ?= bpftool
 PKG_CONFIG ?= pkg-config
 KERNEL ?= 7.3
 T ?=
+FUZZ_S ?= 60
 
 ifeq ($(V),1)
 Q :=
@@ -70,9 +72,29 @@ VM_TOOLS := $(patsubst selftests/vm/%.c,$(OUTPUT)/tools/%, \
 	$(wildcard bench/*.c)))
 BENCH_BPF := $(OUTPUT)/edt_stamp.bpf.o $(OUTPUT)/cgroup_cls.bpf.o
 
+# The loader once more with clang, under ASan and UBSan (halting on the
+# first error) and with libFuzzer's coverage: bpf-hbm and the host tests
+# linked from it for make test, and the fuzz targets (selftests/fuzz).
+SAN := $(OUTPUT)/asan
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+SAN_CFLAGS := $(HBM_CFLAGS) $(SAN_FLAGS)
+SAN_LOADER := $(SAN)/bpf-hbm
+SAN_OBJS := $(patsubst loader/%.c,$(SAN)/loader/%.o,$(LOADER_SRCS))
+# Everything but main(): an archive, so that a fuzz target that includes
+# a loader source (for its static functions) links the others alone.
+SAN_LIB := $(SAN)/libhbm.a
+SAN_TESTS := $(patsubst selftests/host/%.c,$(SAN)/tests/%, \
+	$(wildcard selftests/host/test_*.c))
+FUZZ_TARGETS := $(patsubst selftests/fuzz/%.c,$(OUTPUT)/fuzz/%, \
+	$(wildcard selftests/fuzz/fuzz_*.c))
+# What make test runs besides `all`.
+TEST_BINS := $(SAN_LOADER) $(SAN_TESTS) $(FUZZ_TARGETS)
+
 all: $(LOADER) $(BPF_OBJ) $(BENCH_BPF) $(HOST_TESTS) $(VM_TOOLS)
 
-$(OUTPUT) $(OUTPUT)/loader $(OUTPUT)/tests $(OUTPUT)/tools:
+$(OUTPUT) $(OUTPUT)/loader $(OUTPUT)/tests $(OUTPUT)/tools $(SAN)/loader \
+		$(SAN)/tests $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
 $(BPF_OBJ): qdisc/bpf_hbm.bpf.c | $(OUTPUT)
@@ -109,11 +131,38 @@ $(OUTPUT)/tools/%: bench/%.c | $(OUTPUT)/tools
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(HBM_CFLAGS) $< -o $@
 
-test: all
-	$(Q)selftests/run.sh --kernel $(KERNEL) $(T)
+$(SAN)/loader/%.o: loader/%.c $(SKEL) | $(SAN)/loader
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer-no-link -Iloader -c $< -o $@
 
-test-host: all
-	$(Q)selftests/run.sh --host-only $(T)
+$(SAN_LIB): $(filter-out $(SAN)/loader/main.o,$(SAN_OBJS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(SAN_LOADER): $(SAN_OBJS)
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CLANG) $(SAN_CFLAGS) $^ $(LIBS) -o $@
+
+$(SAN)/tests/test_%: selftests/host/test_%.c $(SAN_LIB) | $(SAN)/tests
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CLANG) $(SAN_CFLAGS) -MF $@.d -Iloader $< $(SAN_LIB) $(LIBS) -o $@
+
+$(OUTPUT)/fuzz/fuzz_%: selftests/fuzz/fuzz_%.c $(SAN_LIB) | $(OUTPUT)/fuzz
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer -MF $@.d -Iloader $< \
+		$(SAN_LIB) $(LIBS) -o $@
+
+# OUTPUT tells selftests/run.sh where the binaries are.
+test: all $(TEST_BINS)
+	$(Q)OUTPUT=$(OUTPUT) selftests/run.sh --kernel $(KERNEL) $(T)
+
+test-host: all $(TEST_BINS)
+	$(Q)OUTPUT=$(OUTPUT) selftests/run.sh --host-only $(T)
+
+# Each fuzz target for FUZZ_S seconds from its corpus; finds and crashes
+# land in $(OUTPUT)/fuzz/<target>/, never in the committed corpus.
+fuzz: $(FUZZ_TARGETS)
+	$(Q)selftests/fuzz/run.sh -t $(FUZZ_S) -o $(OUTPUT)/fuzz $(FUZZ_TARGETS)
 
 demo: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 600 scripts/demo.sh
@@ -143,7 +192,9 @@ help:
 	@echo "make [V=1] [OUTPUT=dir]  build $(OUTPUT)/bpf-hbm and $(OUTPUT)/bpf_hbm.bpf.o"
 	@echo "make test [T='names'] [KERNEL=7.3|7.2]"
 	@echo "                         host tests, then all VM tests in one boot"
-	@echo "make test-host           host tests only (no VM)"
+	@echo "make test-host           host tests only (no VM): unit tests, the same under"
+	@echo "                         ASan+UBSan, bpf-hbm's CLI under them, fuzz corpora"
+	@echo "make fuzz [FUZZ_S=60]    run each fuzz target FUZZ_S seconds (selftests/fuzz)"
 	@echo "make demo                boot the VM and show traffic being shaped"
 	@echo "make bench [QUICK=1]     bpf_hbm vs htb vs fq+EDT, results in bench/results/"
 	@echo "make bench-rate          where the rate goes: bulk TCP at the defaults and variants"
@@ -151,9 +202,9 @@ help:
 	@echo "make vmlinux             regenerate vmlinux/vmlinux.h from KERNEL's BTF"
 	@echo "make clean               remove $(OUTPUT)"
 
-.PHONY: all test test-host demo bench bench-rate bench-tenants vmlinux clean help
+.PHONY: all test test-host fuzz demo bench bench-rate bench-tenants vmlinux clean help
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/loader/*.d $(OUTPUT)/tests/*.d \
-	$(OUTPUT)/tools/*.d)
+	$(OUTPUT)/tools/*.d $(SAN)/loader/*.d $(SAN)/tests/*.d $(OUTPUT)/fuzz/*.d)
 
 endif

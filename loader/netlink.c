@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,17 @@ void hbm_nl_close(struct hbm_nl *nl)
 	nl->buf = NULL;
 }
 
+/*
+ * The errno of an error sent as -errno. INT_MIN, which no errno is, has
+ * no negation in an int (undefined behaviour): a protocol error.
+ */
+static int hbm_nl_errno(int err)
+{
+	if (err == INT_MIN)
+		return EPROTO;
+	return err < 0 ? -err : err;
+}
+
 /* NLMSG_ERROR: an ack (error 0) ends the exchange; an error is kept. */
 static int hbm_nl_error_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -77,7 +89,7 @@ static int hbm_nl_error_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	if (!e->error)
 		return MNL_CB_STOP;
-	nl->err = e->error < 0 ? -e->error : e->error;
+	nl->err = hbm_nl_errno(e->error);
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
 		return MNL_CB_ERROR;
 	/* The TLVs follow the request's header, or all of it if not capped. */
@@ -110,7 +122,7 @@ static int hbm_nl_done_cb(const struct nlmsghdr *nlh, void *data)
 	if (nlh->nlmsg_len >= mnl_nlmsg_size(sizeof(int)))
 		memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
 	if (err < 0) {
-		nl->err = -err;
+		nl->err = hbm_nl_errno(err);
 		return MNL_CB_ERROR;
 	}
 	return MNL_CB_STOP;

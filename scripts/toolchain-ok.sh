@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Exit 0 when this machine can build bpf_hbm natively: clang >= 16 (BPF
-# graph kfuncs, btf_decl_tag), libbpf >= 1.6, libmnl, libelf and bpftool.
+# graph kfuncs, btf_decl_tag) with its libFuzzer and sanitizer runtimes,
+# libbpf >= 1.6, libmnl, libelf and bpftool.
 # Otherwise the Makefile builds inside the pinned environment (env.sh).
 CLANG=${CLANG:-clang}
 BPFTOOL=${BPFTOOL:-bpftool}
@@ -12,6 +13,10 @@ ver_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]; }
 
 cv=$("$CLANG" -dumpversion 2>/dev/null) || { echo "no $CLANG"; exit 1; }
 ver_ge "$cv" 16 || { echo "clang $cv < 16"; exit 1; }
+# make test and make fuzz link clang's runtimes (per-target or old layout).
+rd=$("$CLANG" -print-resource-dir 2>/dev/null)
+[ -n "$(find "$rd/lib" -name 'libclang_rt.fuzzer*.a' 2>/dev/null | head -n 1)" ] ||
+	{ echo "no libFuzzer runtime for $CLANG"; exit 1; }
 lv=$("$PKG_CONFIG" --modversion libbpf 2>/dev/null) || { echo "no libbpf"; exit 1; }
 ver_ge "$lv" 1.6 || { echo "libbpf $lv < 1.6"; exit 1; }
 "$PKG_CONFIG" --exists libmnl libelf || { echo "no libmnl/libelf"; exit 1; }

@@ -5,19 +5,28 @@
 #
 #   selftests/run.sh [--kernel K] [--host-only] [NAME...]
 #
-# Host tests (build/tests/test_*, no VM) run first; then the VM boots once
-# and runs every selected VM test (selftests/vm/test_*.sh) in that boot.
+# Host tests run first, no VM: the unit tests (build/tests/test_*), the
+# same built under ASan and UBSan (host-asan/, from build/asan/), bpf-hbm
+# under them over its CLI's safe paths (host-asan/cli), and each fuzz
+# target (build/fuzz/, fuzz/NAME) over its committed corpus and then
+# FUZZ_TEST_S seconds (default 5) more. OUTPUT (default build) is the build
+# directory. Then the VM boots once and runs every selected VM test
+# (selftests/vm/test_*.sh) in that boot.
 # Unless tests were named, a second short boot of the other shipped kernel
 # (SECOND_KERNEL, default 7.2; empty to skip) checks that the BPF object
 # loads and passes traffic there too. A NAME selects a host test binary
-# (test_edt) or a VM test (rate_udp). A failed test's own output is shown
-# as TAP comments. Ends with "N passed, N failed"; exits 1 on any failure.
+# (test_edt, both builds), cli, a fuzz target (fuzz_units) or a VM test
+# (rate_udp). A failed test's own output is shown as TAP comments. Ends
+# with "N passed, N failed"; exits 1 on any failure.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/status.sh"
 repo=$(cd "$here/.." && pwd)
-out=$repo/build/selftests
+build=${OUTPUT:-build}
+case $build in /*) ;; *) build=$repo/$build ;; esac
+out=$build/selftests
+fuzz_s=${FUZZ_TEST_S:-5}
 kernel=${KERNEL:-7.3}
 second=${SECOND_KERNEL-7.2}
 host_only=0
@@ -27,7 +36,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
 	--host-only) host_only=1; shift ;;
-	-h|--help) sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) names+=("$1"); shift ;;
 	esac
@@ -43,10 +52,24 @@ selected() {
 }
 
 host_tests=()
-for t in "$repo"/build/tests/test_*; do
+for t in "$build"/tests/test_*; do
 	[ -x "$t" ] || continue
 	b=$(basename "$t")
 	selected "$b" && host_tests+=("$b")
+done
+asan_tests=()
+for t in "$build"/asan/tests/test_*; do
+	[ -x "$t" ] || continue
+	b=$(basename "$t")
+	selected "$b" && asan_tests+=("$b")
+done
+cli=0
+[ -x "$build/asan/bpf-hbm" ] && selected cli && cli=1
+fuzz_targets=()
+for t in "$build"/fuzz/fuzz_*; do
+	[ -x "$t" ] || continue
+	b=$(basename "$t")
+	selected "$b" && fuzz_targets+=("$b")
 done
 # The loader's layering (scripts/check-layers.sh), on the objects built.
 layers=0
@@ -65,7 +88,8 @@ if [ $host_only = 0 ] && [ ${#names[@]} -eq 0 ] && [ -n "$second" ] &&
 	second_kernel=1
 fi
 
-total=$(( ${#host_tests[@]} + layers + ${#vm_tests[@]} + second_kernel ))
+total=$(( ${#host_tests[@]} + layers + ${#asan_tests[@]} + cli + \
+	${#fuzz_targets[@]} + ${#vm_tests[@]} + second_kernel ))
 if [ ${#names[@]} -gt 0 ] && [ "$total" -eq 0 ]; then
 	echo "run.sh: no test named ${names[*]}" >&2
 	exit 2
@@ -95,14 +119,35 @@ report() { # STATUS NAME LOG [NOTE]
 
 for t in "${host_tests[@]}"; do
 	log=$out/$t.log
-	"$repo/build/tests/$t" >"$log" 2>&1
+	"$build/tests/$t" >"$log" 2>&1
 	report $? "host/$t" "$log"
 done
 if [ $layers = 1 ]; then
-	"$repo/scripts/check-layers.sh" "$repo/build/loader" "$repo/loader" \
+	"$repo/scripts/check-layers.sh" "$build/loader" "$repo/loader" \
 		>"$out/layers.log" 2>&1
 	report $? "host/layers" "$out/layers.log"
 fi
+
+# Under the sanitizers, any error ends the program with a report: UBSan's
+# as ASan's, not a warning that scrolls by.
+san_env=(ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
+	 UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}")
+for t in "${asan_tests[@]}"; do
+	log=$out/asan-$t.log
+	env "${san_env[@]}" "$build/asan/tests/$t" >"$log" 2>&1
+	report $? "host-asan/$t" "$log"
+done
+if [ $cli = 1 ]; then
+	env "${san_env[@]}" "$here/host/cli.sh" "$build/asan/bpf-hbm" \
+		>"$out/cli.log" 2>&1
+	report $? "host-asan/cli" "$out/cli.log"
+fi
+for t in "${fuzz_targets[@]}"; do
+	log=$out/$t.log
+	env "${san_env[@]}" "$here/fuzz/run.sh" -t "$fuzz_s" -o "$out/fuzz" \
+		"$build/fuzz/$t" >"$log" 2>&1
+	report $? "fuzz/${t#fuzz_}" "$log"
+done
 
 # The VM writes one "STATUS NAME" line per test to a results file; its
 # console output (boot noise included) goes to a log shown on failure.

@@ -4,7 +4,9 @@
  * `bpf-hbm --help`, each command's --help and the README's reference name
  * every option the table gives a command, with its argument, and say the
  * default the table derives from include/hbm.h. The loader is run as built
- * (build/bpf-hbm beside build/tests/), the README read from the repository.
+ * (build/bpf-hbm beside build/tests/), the README read from the repository
+ * (the build directory's parent, or its grandparent for the sanitizers'
+ * build/asan/).
  */
 #include <ctype.h>
 #include <limits.h>
@@ -192,15 +194,18 @@ static void test_main_help(void)
 /* The README's reference names every option and each default it has. */
 static void test_readme(void)
 {
-	char path[PATH_MAX + 32], def[64], want[64], tag[96];
+	char path[PATH_MAX + 32], cmd[PATH_MAX + 48], def[64], want[64], tag[96];
 	const char *ref, *p;
 	char *readme;
 	size_t i;
 
 	if (!ASSERT_TRUE(hbm_paths_ok(), "build dir"))
 		return;
-	snprintf(path, sizeof(path), "cat '%s/../README.md'", hbm_build);
-	readme = hbm_slurp_cmd(path);
+	snprintf(path, sizeof(path), "%s/../README.md", hbm_build);
+	if (access(path, R_OK))
+		snprintf(path, sizeof(path), "%s/../../README.md", hbm_build);
+	snprintf(cmd, sizeof(cmd), "cat '%s'", path);
+	readme = hbm_slurp_cmd(cmd);
 	if (!ASSERT_TRUE(readme != NULL, "README.md"))
 		return;
 	ref = strstr(readme, "## bpf-hbm reference");

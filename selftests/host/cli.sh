@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bpf-hbm's command line over the paths that touch nothing on this host:
+# help, version and usage errors (exit 2), each of which returns before a
+# command runs. selftests/run.sh runs it on the ASan+UBSan build, where a
+# sanitizer's report ends the program with another status.
+#
+#   selftests/host/cli.sh BPF_HBM
+set -uo pipefail
+
+hbm=${1:?usage: cli.sh BPF_HBM}
+fail=0
+
+expect() { # STATUS PATTERN ARG... : exit status, and a line of the output
+	local want=$1 pat=$2 out st
+	shift 2
+	out=$("$hbm" "$@" 2>&1)
+	st=$?
+	if [ "$st" != "$want" ] || ! grep -q -e "$pat" <<<"$out"; then
+		echo "FAIL: bpf-hbm $* exited $st (want $want, output matching '$pat'):"
+		sed 's/^/  /' <<<"$out"
+		fail=1
+	fi
+}
+
+expect 0 '^Usage: bpf-hbm' --help
+expect 0 '^Usage: bpf-hbm' -h
+expect 0 '^Usage: bpf-hbm' help
+expect 0 '^bpf-hbm .*ABI' --version
+expect 0 '^Usage: bpf-hbm class' class --help
+for c in load unload attach set show detach; do
+	expect 0 "^Usage: bpf-hbm $c" "$c" -h
+	expect 0 "^Usage: bpf-hbm $c" "$c" --help
+done
+for c in add set del list; do
+	expect 0 "^Usage: bpf-hbm class $c" class "$c" -h
+done
+# Every option's default as --help writes it parses (hbm_opt_default).
+expect 0 'default 1gbit' attach -h
+
+# Usage errors: status 2, and nothing is done.
+expect 2 'no command given'
+expect 2 "unrecognized option '--bogus'" --bogus
+expect 2 "unknown command 'bogus'" bogus
+expect 2 'missing class sub-command' class
+expect 2 "unknown class sub-command 'bogus'" class bogus
+expect 2 'missing DEV' attach
+expect 2 'missing DEV' detach
+expect 2 "invalid device name 'a/b'" attach a/b
+expect 2 'invalid device name' attach 0123456789abcdef
+expect 2 "unexpected argument 'extra'" unload extra
+expect 2 "unrecognized option '--bogus'" attach eth0 --bogus
+expect 2 "needs a value" attach eth0 --rate
+expect 2 "invalid rate 'fast'" attach eth0 --rate fast
+expect 2 'out of range 1Mbit..400Gbit' attach eth0 --rate 1kbit
+expect 2 'out of range 1Mbit..400Gbit' set eth0 --rate 99999999999999999999999tbit
+expect 2 'out of range (at most 3600s)' attach eth0 --burst 3601s
+expect 2 "invalid limit '-1'" attach eth0 --limit -1
+expect 2 'out of range (1..' attach eth0 --quantum 0
+expect 2 "invalid cn 'maybe'" attach eth0 --cn maybe
+expect 2 "invalid parent 'foo'" attach eth0 --parent foo
+expect 2 "invalid ecn 'maybe'" attach eth0 --ecn maybe
+expect 2 'invalid flow idle time' load --flow-idle 0
+expect 2 "invalid interval '0'" show --watch 0
+expect 2 'no option given' set eth0
+expect 2 'missing --cgroup' class add eth0 --rate 10mbit
+expect 2 'missing --rate' class add eth0 --cgroup /x
+expect 2 'no option given' class set eth0 --cgroup /x
+expect 2 "invalid cgroup path ''" class del eth0 --cgroup ''
+expect 2 "unrecognized option '--limit'" class add eth0 --cgroup /x --rate 1mbit --limit 5
+
+[ $fail = 0 ] && echo "bpf-hbm: all CLI checks passed"
+exit $fail
