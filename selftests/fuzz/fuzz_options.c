@@ -136,7 +136,8 @@ static void config_round_trip(const struct hbm_config *c)
 		}
 	}
 	hbm_config_default(&d);
-	d.flags = c->flags & HBM_F_ECN;
+	/* The flags no option sets: the marker's and attach's own. */
+	d.flags = c->flags & (HBM_F_ECN | HBM_F_ATTACHING);
 	d.large_pkt = c->large_pkt;
 	d.class_levels = c->class_levels;
 	d.__pad = c->__pad;
