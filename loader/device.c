@@ -205,7 +205,7 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
 			 struct hbm_attach_undo *u)
 {
 	struct hbm_root r;
-	int i, n, err;
+	int i, n, all, err;
 
 	/*
 	 * Until mq is there, a failure has nothing to undo. Without a
@@ -230,8 +230,16 @@ static int hbm_attach_mq(struct hbm_nl *nl, int ifindex, int txq,
 				      r.present ? r.q.kind : "none");
 	if (u->swapped)
 		u->root_handle = r.q.handle;
-	/* mq shows one child per tx queue in use (real_num_tx_queues). */
+	/*
+	 * mq shows one child per tx queue in use (real_num_tx_queues), but
+	 * it made one for each queue the device has: `ethtool -L` raising
+	 * the count in use puts those in service, and they must not be the
+	 * default qdisc then. So every queue gets bpf_hbm now.
+	 */
 	n = r.children ? r.children : txq;
+	all = hbm_nl_num_tx_queues(nl, ifindex);
+	if (all > n)
+		n = all;
 	for (i = 0; i < n; i++) {
 		if (i)
 			hbm_step("mq child created");

@@ -11,7 +11,9 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../status.sh"
 
 HBM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-HBM=$HBM_REPO/build/bpf-hbm
+# HBM_LOADER: another bpf-hbm to test (an older build, to show that a
+# test fails where a fix is missing).
+HBM=${HBM_LOADER:-$HBM_REPO/build/bpf-hbm}
 HBM_TOOLS=$HBM_REPO/build/tools
 HBM_TEST=$(basename "$0" .sh)
 HBM_TEST=${HBM_TEST#test_}
@@ -41,8 +43,9 @@ hbm_cleanup() {
 	pids=$(jobs -p)
 	[ -n "$pids" ] && kill $pids 2>/dev/null
 	wait 2>/dev/null
-	# The test's cgroups (hbm_cg): their processes first.
-	for cg in "${HBM_CGROUPS[@]}"; do
+	# The test's cgroups (hbm_cg, by name: it runs in $(...), where it
+	# cannot add to a list of ours): their processes first.
+	for cg in "${HBM_CGROUPS[@]}" "$HBM_CG_ROOT/hbm-$HBM_TEST-"*; do
 		[ -d "$cg" ] || continue
 		xargs -r kill -9 <"$cg/cgroup.procs" 2>/dev/null
 		for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -59,14 +62,13 @@ trap hbm_cleanup EXIT
 # The per-cgroup class tests: cgroups of the test's own, under the cgroup2
 # mount (/sys/fs/cgroup in the VM), removed by hbm_cleanup.
 HBM_CG_ROOT=/sys/fs/cgroup
-HBM_CGROUPS=()
+HBM_CGROUPS=()	# cgroups of other names a test made, also removed
 
 # hbm_cg NAME: create the test's cgroup NAME, print its path.
 hbm_cg() {
 	local cg=$HBM_CG_ROOT/hbm-$HBM_TEST-$1
 
 	mkdir -p "$cg" || hbm_fatal "mkdir $cg"
-	HBM_CGROUPS+=("$cg")
 	echo "$cg"
 }
 
