@@ -599,6 +599,19 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 	}
 }
 
+/*
+ * Whether @word is the name of one of @opts, without its dashes: tc's
+ * syntax (`rate 10gbit`) is the likeliest slip, and the bare "unexpected
+ * argument" would not say what to write instead.
+ */
+static bool hbm_is_long_opt(const struct option *opts, const char *word)
+{
+	for (; opts->name; opts++)
+		if (!strcmp(opts->name, word))
+			return true;
+	return false;
+}
+
 /* Returns an exit status, or -1 to go on and run the command. */
 static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 		     struct hbm_args *a)
@@ -620,7 +633,10 @@ static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 	i = optind;
 	if (i < argc && cmd->dev_allowed)
 		a->dev = argv[i++];
-	if (i < argc)
+	if (i < argc && hbm_is_long_opt(opts, argv[i]))
+		hbm_usage_err(a, "unexpected argument '%s': did you mean --%s?",
+			      argv[i], argv[i]);
+	else if (i < argc)
 		hbm_usage_err(a, "unexpected argument '%s'", argv[i]);
 	if (!a->dev && cmd->dev_required)
 		hbm_usage_err(a, "missing DEV (usage: bpf-hbm %s DEV ...)",

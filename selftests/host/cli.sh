@@ -50,6 +50,15 @@ expect 2 'missing DEV' detach
 expect 2 "invalid device name 'a/b'" attach a/b
 expect 2 'invalid device name' attach 0123456789abcdef
 expect 2 "unexpected argument 'extra'" unload extra
+# tc's syntax, a bare word naming one of the command's options: a hint.
+expect 2 "unexpected argument 'rate': did you mean --rate?" attach eth0 rate 10gbit
+expect 2 "unexpected argument 'ecn': did you mean --ecn?" set eth0 ecn off
+expect 2 "unexpected argument 'parent': did you mean --parent?" attach eth0 --rate 1gbit parent mq
+expect 2 "unexpected argument 'json': did you mean --json?" show eth0 json
+expect 2 "unexpected argument 'force': did you mean --force?" unload force
+# Not for another command's option, nor for a value.
+expect 2 "unexpected argument 'rate'\$" show eth0 rate
+expect 2 "unexpected argument '10gbit'\$" attach eth0 10gbit
 expect 2 "unrecognized option '--bogus'" attach eth0 --bogus
 expect 2 "needs a value" attach eth0 --rate
 expect 2 "invalid rate 'fast'" attach eth0 --rate fast
