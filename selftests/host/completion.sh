@@ -48,9 +48,14 @@ expect() { # WANT (words, one a line, sorted) WORD...
 
 lines() { printf '%s\n' "$@" | sort; }
 
-expect "$(lines attach class detach help load set show unload)" ''
+expect "$(lines apply attach class detach help load set show unload)" ''
 expect "$(lines set show)" s
 expect "$(lines attach)" -v at
+expect "$(lines --dry-run)" apply --d
+# apply's FILE: a file name, and only where FILE goes.
+expect "$(compgen -f -- /etc/host | sort)" apply /etc/host
+expect '' apply /etc/bpf-hbm.conf ''
+
 expect "$(lines --help --verbose --version)" --
 expect "$(lines add del list set)" class ''
 expect "$(lines --rate --replace)" attach eth0 --r
@@ -81,7 +86,7 @@ fi
 # Every long option each command's -h gives is offered, and nothing else
 # but -h, --help, -v and --verbose.
 for c in load unload attach set show detach 'class add' 'class set' \
-	 'class del' 'class list'; do
+	 'class del' 'class list' apply; do
 	# shellcheck disable=SC2086 # "class add": two words
 	want=$( ("$hbm" $c -h | grep -oE -- '^ +--[a-z][a-z0-9-]*' |
 		 sed 's/^ *//'; printf '%s\n' --help --verbose) | sort -u)
