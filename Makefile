@@ -8,7 +8,11 @@
 # Variables: V=1 (show commands), OUTPUT (build dir), CLANG, BPFTOOL, CC,
 # KERNEL=7.3|7.2 (kernel the VM boots), T="name ..." (tests to run),
 # BENCH_ARGS (passed to bench/run.sh or bench/rate.sh, e.g. "--repeat 1"),
-# FUZZ_S (seconds `make fuzz` runs each fuzz target, default 60).
+# FUZZ_S (seconds `make fuzz` runs each fuzz target, default 60);
+# for `make install` and `make uninstall`: DESTDIR, PREFIX (/usr/local),
+# SBINDIR ($(PREFIX)/sbin), MANDIR ($(PREFIX)/share/man), UNITDIR
+# ($(PREFIX)/lib/systemd/system), BASHCOMPDIR
+# ($(PREFIX)/share/bash-completion/completions).
 
 OUTPUT ?= build
 CLANG ?= clang
@@ -26,8 +30,46 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL ?= install
+
+LOADER := $(OUTPUT)/bpf-hbm
+MANPAGE := $(OUTPUT)/bpf-hbm.8
+UNIT := $(OUTPUT)/bpf-hbm.service
+
+# What make install installs: bpf-hbm (the BPF object is in it, through
+# the skeleton), its man page, its bash completion and a systemd unit
+# that runs `bpf-hbm apply` at boot, written from its template for
+# SBINDIR. A recipe of its own, for where installing runs on the host
+# while the build ran in the pinned environment (see below).
+define hbm_install
+	$(call msg,GEN,$(UNIT))
+	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|g' scripts/bpf-hbm.service.in > $(UNIT)
+	$(call msg,INSTALL,$(DESTDIR)$(SBINDIR)/bpf-hbm)
+	$(Q)$(INSTALL) -D -m 0755 $(LOADER) $(DESTDIR)$(SBINDIR)/bpf-hbm
+	$(call msg,INSTALL,$(DESTDIR)$(MANDIR)/man8/bpf-hbm.8)
+	$(Q)$(INSTALL) -D -m 0644 $(MANPAGE) $(DESTDIR)$(MANDIR)/man8/bpf-hbm.8
+	$(call msg,INSTALL,$(DESTDIR)$(BASHCOMPDIR)/bpf-hbm)
+	$(Q)$(INSTALL) -D -m 0644 scripts/bpf-hbm.bash-completion \
+		$(DESTDIR)$(BASHCOMPDIR)/bpf-hbm
+	$(call msg,INSTALL,$(DESTDIR)$(UNITDIR)/bpf-hbm.service)
+	$(Q)$(INSTALL) -D -m 0644 $(UNIT) $(DESTDIR)$(UNITDIR)/bpf-hbm.service
+endef
+
+define hbm_uninstall
+	$(call msg,RM,$(DESTDIR)$(SBINDIR)/bpf-hbm and the others)
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/bpf-hbm \
+		$(DESTDIR)$(MANDIR)/man8/bpf-hbm.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/bpf-hbm \
+		$(DESTDIR)$(UNITDIR)/bpf-hbm.service
+endef
+
 GOALS := $(or $(MAKECMDGOALS),all)
-HOST_ONLY_GOALS := clean help
+HOST_ONLY_GOALS := clean help uninstall
 
 ifeq ($(HBM_IN_ENV),)
 ifneq ($(filter-out $(HOST_ONLY_GOALS),$(GOALS)),)
@@ -39,14 +81,22 @@ endif
 endif
 
 ifeq ($(HBM_DELEGATE),1)
-# One delegated make runs all the goals; the others do nothing here.
-$(firstword $(GOALS)):
+# One delegated make runs all the goals; the others do nothing here. But
+# installing is the host's (installed in the pinned environment, files
+# would land in its rootfs, not on this machine): there, install only
+# builds what it installs, and the host then copies it.
+ENV_GOALS := $(patsubst install,installable,$(filter-out uninstall,$(GOALS)))
+hbm-delegate:
 	@echo "make: host toolchain too old ($$(scripts/toolchain-ok.sh)): building in the pinned environment"
-	$(Q)scripts/inenv.sh $(MAKE) --no-print-directory $(MAKECMDGOALS) \
+	$(Q)scripts/inenv.sh $(MAKE) --no-print-directory $(ENV_GOALS) \
 		$(MAKEOVERRIDES)
-$(wordlist 2,$(words $(GOALS)),$(GOALS)):
+$(filter-out install uninstall,$(GOALS)): hbm-delegate
 	@:
-.PHONY: $(GOALS)
+install: hbm-delegate
+	$(hbm_install)
+uninstall:
+	$(hbm_uninstall)
+.PHONY: $(GOALS) hbm-delegate
 else
 
 CC ?= cc
@@ -61,7 +111,6 @@ LIBS := $(shell $(PKG_CONFIG) --libs libbpf libmnl 2>/dev/null || \
 
 BPF_OBJ := $(OUTPUT)/bpf_hbm.bpf.o
 SKEL := $(OUTPUT)/bpf_hbm.skel.h
-LOADER := $(OUTPUT)/bpf-hbm
 LOADER_SRCS := $(wildcard loader/*.c)
 LOADER_OBJS := $(patsubst loader/%.c,$(OUTPUT)/loader/%.o,$(LOADER_SRCS))
 HOST_TESTS := $(patsubst selftests/host/%.c,$(OUTPUT)/tests/%, \
@@ -91,7 +140,7 @@ FUZZ_TARGETS := $(patsubst selftests/fuzz/%.c,$(OUTPUT)/fuzz/%, \
 # What make test runs besides `all`.
 TEST_BINS := $(SAN_LOADER) $(SAN_TESTS) $(FUZZ_TARGETS)
 
-all: $(LOADER) $(BPF_OBJ) $(BENCH_BPF) $(HOST_TESTS) $(VM_TOOLS)
+all: $(LOADER) $(MANPAGE) $(BPF_OBJ) $(BENCH_BPF) $(HOST_TESTS) $(VM_TOOLS)
 
 $(OUTPUT) $(OUTPUT)/loader $(OUTPUT)/tests $(OUTPUT)/tools $(SAN)/loader \
 		$(SAN)/tests $(OUTPUT)/fuzz:
@@ -116,6 +165,12 @@ $(OUTPUT)/loader/%.o: loader/%.c $(SKEL) | $(OUTPUT)/loader
 $(LOADER): $(LOADER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(HBM_CFLAGS) $^ $(LIBS) -o $@
+
+# The man page is written from the loader's own --help and its commands'
+# -h, so that the two cannot say different things.
+$(MANPAGE): $(LOADER) scripts/gen-man.sh
+	$(call msg,GEN,$@)
+	$(Q)scripts/gen-man.sh $(LOADER) > $@.tmp && mv $@.tmp $@
 
 # Host tests link the loader's objects they test, never its main().
 $(OUTPUT)/tests/test_%: selftests/host/test_%.c $(filter-out \
@@ -184,6 +239,15 @@ bench-tenants: all
 vmlinux:
 	$(Q)KERNEL=$(KERNEL) scripts/gen-vmlinux.sh
 
+# What install installs, built (the pinned environment's part of it).
+installable: $(LOADER) $(MANPAGE)
+
+install: installable
+	$(hbm_install)
+
+uninstall:
+	$(hbm_uninstall)
+
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
@@ -200,9 +264,14 @@ help:
 	@echo "make bench-rate          where the rate goes: bulk TCP at the defaults and variants"
 	@echo "make bench-tenants       per-cgroup classes: bpf_hbm vs htb classified by cgroup"
 	@echo "make vmlinux             regenerate vmlinux/vmlinux.h from KERNEL's BTF"
+	@echo "make install [DESTDIR=] [PREFIX=/usr/local] [SBINDIR=] [MANDIR=] [UNITDIR=]"
+	@echo "                         install bpf-hbm, bpf-hbm(8), its bash completion and"
+	@echo "                         bpf-hbm.service (runs bpf-hbm apply at boot)"
+	@echo "make uninstall           remove what make install installed (same variables)"
 	@echo "make clean               remove $(OUTPUT)"
 
-.PHONY: all test test-host fuzz demo bench bench-rate bench-tenants vmlinux clean help
+.PHONY: all test test-host fuzz demo bench bench-rate bench-tenants vmlinux \
+	installable install uninstall clean help
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/loader/*.d $(OUTPUT)/tests/*.d \
 	$(OUTPUT)/tools/*.d $(SAN)/loader/*.d $(SAN)/tests/*.d $(OUTPUT)/fuzz/*.d)

@@ -13,7 +13,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "cmds.h"
+#include "apply.h"
 #include "options.h"
 #include "units.h"
 
@@ -67,6 +67,11 @@ static const char hbm_help[] =
 "  class list [DEV] [--json]\n"
 "                 the classes of each device (or DEV), configured; show\n"
 "                 gives their counters too\n"
+"  apply [FILE] [--dry-run]\n"
+"                 make the devices of this network namespace match FILE\n"
+"                 (default " HBM_CONF_FILE "), and only it: attach, set,\n"
+"                 re-attach and detach, add, set and delete classes,\n"
+"                 printing one line per change\n"
 "  help           this text\n"
 "\n"
 "Shaping options (attach, set):\n"
@@ -191,6 +196,31 @@ static const char hbm_help[] =
 "                       that is not valid UTF-8 is written as \\ufffd\n"
 "  --watch SECONDS      repeat every SECONDS (a whole number) until SIGINT\n"
 "\n"
+"Apply options:\n"
+"  --dry-run            print the changes apply would make, each line\n"
+"                       marked \"dry run:\", and make none\n"
+"\n"
+"Configuration file (apply):\n"
+"  DEV [ATTACH OPTION...]  a device and attach's options for it: the\n"
+"                       shaping options, --ecn, --parent; --replace lets\n"
+"                       apply replace a root qdisc of DEV's own\n"
+"  DEV class --cgroup PATH --rate RATE [CLASS OPTION...]  a class of DEV\n"
+"                       with class add's options; DEV has a line of its own\n"
+"  # starts a comment, to the end of the line; blank lines are ignored.\n"
+"  Words are split on whitespace, except in double quotes, which keep\n"
+"  spaces and # (as in --cgroup \"/sys/fs/cgroup/my app\"; \\\" and \\\\\n"
+"  inside are \" and \\). Options are spelled out in full (--rate 1gbit,\n"
+"  or --rate=1gbit).\n"
+"  apply compares each device's configuration (the defaults and its\n"
+"  options, as attach makes it) and ECN with what DEV has, sets what\n"
+"  differs, and re-attaches (attach --replace) where --parent differs; it\n"
+"  detaches bpf_hbm from the other devices of this network namespace, and\n"
+"  deletes the classes the file does not list from the devices it names.\n"
+"  A device or cgroup that does not exist is skipped with a note (it is\n"
+"  shaped when apply runs again). A bad file (FILE:LINE: the reason; exit\n"
+"  2) is refused whole, before anything changes. A second run changes\n"
+"  nothing: \"nothing to change\".\n"
+"\n"
 "Class list options:\n"
 "  --json               {\"classes\": [...]}: each class as in show's\n"
 "                       \"classes\", with its device's \"dev\", \"ifindex\" and\n"
@@ -209,6 +239,8 @@ static const char hbm_help[] =
 "        sizes; or auto\n"
 "\n"
 "Files:\n"
+"  " HBM_CONF_FILE "\n"
+"      the configuration apply reads when given no FILE\n"
 "  " HBM_PIN_DIR "/link\n"
 "      the struct_ops link: bpf_hbm stays loaded while it is pinned\n"
 "  " HBM_PIN_DIR "/hbm_config, hbm_dev_rates, hbm_instances,\n"
@@ -278,6 +310,9 @@ struct hbm_args {
 	bool json;
 	const char *dev;
 	const char *cgroup;		/* the class commands' */
+	const char *file;		/* apply's FILE, or NULL */
+	bool dry_run;
+	struct hbm_conf *conf;		/* apply's, read by main() */
 	unsigned int watch;
 	uint64_t flow_idle_ns;		/* load's; 0: the object's default */
 	struct hbm_attach_args attach;	/* also set's dev and opts */
@@ -415,6 +450,11 @@ static int hbm_run_class_list(const struct hbm_args *a)
 	return hbm_cmd_class_list(&c);
 }
 
+static int hbm_run_apply(const struct hbm_args *a)
+{
+	return hbm_cmd_apply(a->conf, a->dry_run);
+}
+
 static const struct hbm_cmd hbm_cmds[] = {
 	{ "load", HBM_CMD_LOAD, false, false,
 	  "Usage: bpf-hbm load [-v] [--flow-idle TIME]\n"
@@ -506,6 +546,20 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "configuration; bpf-hbm show gives their counters too.\n"
 	  "  --json             as one JSON object (see bpf-hbm --help)\n",
 	  hbm_run_class_list },
+	{ "apply", HBM_CMD_APPLY, false, false,
+	  "Usage: bpf-hbm apply [FILE] [--dry-run]\n"
+	  "Make the devices of this network namespace match FILE (default\n"
+	  HBM_CONF_FILE "), and only it: attach bpf_hbm as FILE says, set\n"
+	  "what differs (attach --replace where --parent does), detach it from\n"
+	  "the devices FILE does not name, and add, set and delete the classes\n"
+	  "of those it names. One line per change, \"nothing to change\" if\n"
+	  "none. A bad FILE is refused whole, each problem as FILE:LINE: and\n"
+	  "the reason (exit 2), before anything changes; a device or cgroup\n"
+	  "that does not exist is skipped with a note. The file's format is in\n"
+	  "bpf-hbm --help.\n"
+	  "  --dry-run          print the changes, marked \"dry run:\", and make\n"
+	  "                     none\n",
+	  hbm_run_apply },
 };
 
 static void __attribute__((format(printf, 2, 3)))
@@ -566,6 +620,9 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 	case HBM_OPTV_FORCE:
 		a->force = true;
 		break;
+	case HBM_OPTV_DRY_RUN:
+		a->dry_run = true;
+		break;
 	case HBM_OPTV_JSON:
 		a->json = true;
 		break;
@@ -599,6 +656,19 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 	}
 }
 
+/*
+ * Whether @word is the name of one of @opts, without its dashes: tc's
+ * syntax (`rate 10gbit`) is the likeliest slip, and the bare "unexpected
+ * argument" would not say what to write instead.
+ */
+static bool hbm_is_long_opt(const struct option *opts, const char *word)
+{
+	for (; opts->name; opts++)
+		if (!strcmp(opts->name, word))
+			return true;
+	return false;
+}
+
 /* Returns an exit status, or -1 to go on and run the command. */
 static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 		     struct hbm_args *a)
@@ -620,7 +690,12 @@ static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 	i = optind;
 	if (i < argc && cmd->dev_allowed)
 		a->dev = argv[i++];
-	if (i < argc)
+	else if (i < argc && cmd->mask == HBM_CMD_APPLY)
+		a->file = argv[i++];
+	if (i < argc && hbm_is_long_opt(opts, argv[i]))
+		hbm_usage_err(a, "unexpected argument '%s': did you mean --%s?",
+			      argv[i], argv[i]);
+	else if (i < argc)
 		hbm_usage_err(a, "unexpected argument '%s'", argv[i]);
 	if (!a->dev && cmd->dev_required)
 		hbm_usage_err(a, "missing DEV (usage: bpf-hbm %s DEV ...)",
@@ -636,7 +711,9 @@ static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 	}
 	if (a->err[0]) {
 		snprintf(obj, sizeof(obj), "%s",
-			 a->dev && cmd->dev_allowed ? a->dev : HBM_KIND);
+			 a->dev && cmd->dev_allowed ? a->dev :
+			 cmd->mask != HBM_CMD_APPLY ? HBM_KIND :
+			 a->file ? a->file : HBM_CONF_FILE);
 		hbm_error(cmd->name, obj, "%s", a->err);
 		return HBM_EXIT_USAGE;
 	}
@@ -679,6 +756,7 @@ static int hbm_run(const struct hbm_cmd *cmd, const struct hbm_args *a)
 int main(int argc, char **argv)
 {
 	const struct hbm_cmd *cmd = NULL;
+	struct hbm_conf conf = {};
 	struct hbm_args a = {};
 	bool verbose = false;
 	char name[32];
@@ -753,6 +831,20 @@ int main(int argc, char **argv)
 	ret = hbm_parse(cmd, argc - i, argv + i, &a);
 	if (ret >= 0)
 		return ret;
+	/*
+	 * apply's file is read and checked whole before the lock: a bad one
+	 * is refused without it (and without the rights it needs).
+	 */
+	if (cmd->mask == HBM_CMD_APPLY) {
+		a.conf = &conf;
+		ret = hbm_conf_load(a.file, &conf);
+		if (ret != HBM_EXIT_OK) {
+			hbm_conf_free(&conf);
+			return ret;
+		}
+	}
 	hbm_set_verbose(verbose || a.verbose);
-	return hbm_run(cmd, &a);
+	ret = hbm_run(cmd, &a);
+	hbm_conf_free(&conf);
+	return ret;
 }

@@ -40,13 +40,14 @@ const struct hbm_optdef hbm_optdefs[] = {
 	{ "watch", "SECONDS", HBM_OPTV_WATCH, HBM_CMD_SHOW },
 	{ "cgroup", "PATH", HBM_OPTV_CGROUP,
 	  HBM_CMD_CLASS_ADD | HBM_CMD_CLASS_SET | HBM_CMD_CLASS_DEL },
+	{ "dry-run", NULL, HBM_OPTV_DRY_RUN, HBM_CMD_APPLY },
 };
 
 const size_t hbm_n_optdefs = sizeof(hbm_optdefs) / sizeof(hbm_optdefs[0]);
 
 static const char *const hbm_cmd_names[] = {
 	"load", "unload", "attach", "set", "show", "detach",
-	"class add", "class set", "class del", "class list",
+	"class add", "class set", "class del", "class list", "apply",
 };
 
 const char *hbm_cmd_name(unsigned int cmd)

@@ -27,7 +27,8 @@ enum {
 	HBM_CMD_CLASS_SET	= 1 << 7,
 	HBM_CMD_CLASS_DEL	= 1 << 8,
 	HBM_CMD_CLASS_LIST	= 1 << 9,
-	HBM_CMD_ALL	= (1 << 10) - 1,
+	HBM_CMD_APPLY	= 1 << 10,
+	HBM_CMD_ALL	= (1 << 11) - 1,
 	HBM_CMD_CLASS	= HBM_CMD_CLASS_ADD | HBM_CMD_CLASS_SET |
 			  HBM_CMD_CLASS_DEL | HBM_CMD_CLASS_LIST,
 };
@@ -43,6 +44,7 @@ enum {
 	HBM_OPTV_ECN,
 	HBM_OPTV_FLOW_IDLE,
 	HBM_OPTV_CGROUP,
+	HBM_OPTV_DRY_RUN,
 };
 
 struct hbm_optdef {

@@ -10,7 +10,8 @@
  *     rtnetlink (objects.h: bpf.c, marker.c, netlink.c)
  *   the commands: load and unload, attach, set, detach, show, class
  *     (cmds.h: lifecycle.c, device.c, show.c, class.c; device.c and show.c
- *     use class.c's)
+ *     use class.c's), and apply (apply.h: conf.c, the file and the plan,
+ *     pure; apply.c, which runs the plan through the other commands)
  *   main.c
  * scripts/check-layers.sh (make test) fails on a call or include cycle.
  *

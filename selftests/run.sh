@@ -6,18 +6,20 @@
 #   selftests/run.sh [--kernel K] [--host-only] [NAME...]
 #
 # Host tests run first, no VM: the unit tests (build/tests/test_*), the
-# same built under ASan and UBSan (host-asan/, from build/asan/), bpf-hbm
-# under them over its CLI's safe paths (host-asan/cli), and each fuzz
-# target (build/fuzz/, fuzz/NAME) over its committed corpus and then
-# FUZZ_TEST_S seconds (default 5) more. OUTPUT (default build) is the build
-# directory. Then the VM boots once and runs every selected VM test
-# (selftests/vm/test_*.sh) in that boot.
-# Unless tests were named, a second boot of the other shipped kernel
+# man page, bash completion and make install (host/man, completion,
+# install), the same unit tests under ASan and UBSan (host-asan/, from
+# build/asan/), bpf-hbm under them over its CLI's safe paths
+# (host-asan/cli), and each fuzz target (build/fuzz/, fuzz/NAME) over its
+# committed corpus and FUZZ_TEST_S seconds (default 5) more. OUTPUT
+# (default build) is the build directory. Then the VM boots once and runs
+# every selected VM test (selftests/vm/test_*.sh) in that boot. Unless
+# tests were named, a second boot of the other shipped kernel
 # (SECOND_KERNEL, default 7.2; empty to skip) runs every VM test there too
-# (vm@7.2/NAME): the verifier and the kernel's qdisc code differ. A NAME selects a host test binary
-# (test_edt, both builds), cli, a fuzz target (fuzz_units) or a VM test
-# (rate_udp). A failed test's own output is shown as TAP comments. Ends
-# with "N passed, N failed"; exits 1 on any failure.
+# (vm@7.2/NAME): the verifier and the kernel's qdisc code differ. A NAME
+# selects a host test binary (test_edt, both builds), cli, man, completion,
+# install, a fuzz target (fuzz_units) or a VM test (rate_udp). A failed
+# test's own output is shown as TAP comments. Ends with "N passed, N
+# failed"; exits 1 on any failure.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
 	--host-only) host_only=1; shift ;;
-	-h|--help) sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) names+=("$1"); shift ;;
 	esac
@@ -74,6 +76,14 @@ done
 # The loader's layering (scripts/check-layers.sh), on the objects built.
 layers=0
 selected layers && layers=1
+# What an operator installs: bpf-hbm(8) against bpf-hbm's help, the bash
+# completion, make install (host/man, host/completion, host/install).
+ops_tests=()
+if [ -x "$build/bpf-hbm" ]; then
+	for t in man completion install; do
+		selected "$t" && ops_tests+=("$t")
+	done
+fi
 vm_tests=()
 if [ $host_only = 0 ]; then
 	for t in "$here"/vm/test_*.sh; do
@@ -88,7 +98,7 @@ if [ $host_only = 0 ] && [ ${#names[@]} -eq 0 ] && [ -n "$second" ] &&
 	second_kernel=1
 fi
 
-total=$(( ${#host_tests[@]} + layers + ${#asan_tests[@]} + cli + \
+total=$(( ${#host_tests[@]} + layers + ${#ops_tests[@]} + ${#asan_tests[@]} + cli + \
 	${#fuzz_targets[@]} + ${#vm_tests[@]} * (1 + second_kernel) ))
 if [ ${#names[@]} -gt 0 ] && [ "$total" -eq 0 ]; then
 	echo "run.sh: no test named ${names[*]}" >&2
@@ -127,6 +137,15 @@ if [ $layers = 1 ]; then
 		>"$out/layers.log" 2>&1
 	report $? "host/layers" "$out/layers.log"
 fi
+for t in "${ops_tests[@]}"; do
+	case $t in
+	man) "$here/host/man.sh" "$build/bpf-hbm" "$build/bpf-hbm.8" ;;
+	completion) "$here/host/completion.sh" "$build/bpf-hbm" \
+		"$repo/scripts/bpf-hbm.bash-completion" ;;
+	install) "$here/host/install.sh" "$build" ;;
+	esac >"$out/$t.log" 2>&1
+	report $? "host/$t" "$out/$t.log"
+done
 
 # Under the sanitizers, any error ends the program with a report: UBSan's
 # as ASan's, not a warning that scrolls by.

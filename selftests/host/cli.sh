@@ -29,7 +29,7 @@ expect 0 '^Usage: bpf-hbm' -h
 expect 0 '^Usage: bpf-hbm' help
 expect 0 '^bpf-hbm .*ABI' --version
 expect 0 '^Usage: bpf-hbm class' class --help
-for c in load unload attach set show detach; do
+for c in load unload attach set show detach apply; do
 	expect 0 "^Usage: bpf-hbm $c" "$c" -h
 	expect 0 "^Usage: bpf-hbm $c" "$c" --help
 done
@@ -50,6 +50,15 @@ expect 2 'missing DEV' detach
 expect 2 "invalid device name 'a/b'" attach a/b
 expect 2 'invalid device name' attach 0123456789abcdef
 expect 2 "unexpected argument 'extra'" unload extra
+# tc's syntax, a bare word naming one of the command's options: a hint.
+expect 2 "unexpected argument 'rate': did you mean --rate?" attach eth0 rate 10gbit
+expect 2 "unexpected argument 'ecn': did you mean --ecn?" set eth0 ecn off
+expect 2 "unexpected argument 'parent': did you mean --parent?" attach eth0 --rate 1gbit parent mq
+expect 2 "unexpected argument 'json': did you mean --json?" show eth0 json
+expect 2 "unexpected argument 'force': did you mean --force?" unload force
+# Not for another command's option, nor for a value.
+expect 2 "unexpected argument 'rate'\$" show eth0 rate
+expect 2 "unexpected argument '10gbit'\$" attach eth0 10gbit
 expect 2 "unrecognized option '--bogus'" attach eth0 --bogus
 expect 2 "needs a value" attach eth0 --rate
 expect 2 "invalid rate 'fast'" attach eth0 --rate fast
@@ -69,6 +78,24 @@ expect 2 'missing --rate' class add eth0 --cgroup /x
 expect 2 'no option given' class set eth0 --cgroup /x
 expect 2 "invalid cgroup path ''" class del eth0 --cgroup ''
 expect 2 "unrecognized option '--limit'" class add eth0 --cgroup /x --rate 1mbit --limit 5
+
+# apply: its usage errors, and a file refused whole (FILE:LINE, exit 2)
+# or not read (1), all before the lock and before anything is looked at.
+expect 2 "unexpected argument 'b'" apply a b
+expect 2 "couldn't apply /etc/bpf-hbm.conf: unrecognized option '--bogus'" apply --bogus
+expect 2 "unrecognized option '--rate'" apply --rate 1gbit
+expect 1 "couldn't read /nonexistent/bpf-hbm.conf: No such file" apply /nonexistent/bpf-hbm.conf
+conf=$(mktemp)
+trap 'rm -f "$conf"' EXIT
+printf '# bad\neth0 --rate fast\neth1 class --cgroup /x --rate 1gbit\n' >"$conf"
+expect 2 "^bpf-hbm: couldn't apply $conf:2: invalid rate 'fast'\$" apply "$conf"
+expect 2 "^bpf-hbm: couldn't apply $conf:3: a class of eth1, which has no line of its own" apply "$conf" --dry-run
+printf 'eth0\neth0\n' >"$conf"
+expect 2 "$conf:2: duplicate line for eth0 (first at line 1)" apply --dry-run "$conf"
+printf 'eth0 --cgroup "/x\n' >"$conf"
+expect 2 "$conf:1: a double quote is not closed" apply "$conf"
+printf 'eth0\0\n' >"$conf"
+expect 2 "couldn't read $conf: not a text file" apply "$conf"
 
 [ $fail = 0 ] && echo "bpf-hbm: all CLI checks passed"
 exit $fail
