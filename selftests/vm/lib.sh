@@ -175,6 +175,15 @@ assert_gt() { hbm_cmp "$3" "$1 > $2" "$1" "$2"; }
 assert_lt() { hbm_cmp "$3" "$1 < $2" "$1" "$2"; }
 assert_eq() { hbm_cmp "$3" "$1 == $2" "$1" "$2"; }
 assert_between() { hbm_cmp "$4" "$1 >= $2 && $1 <= $3" "$1" "$2" "$3"; }
+assert_same() { # ACTUAL EXPECTED DESCRIPTION: two strings, equal
+	if [ -n "$1" ] && [ "$1" = "$2" ]; then
+		echo "PASS: $3"
+		return 0
+	fi
+	echo "FAIL: $3: '$1' is not '$2'"
+	HBM_FAILED=1
+	return 1
+}
 assert_ok() { # DESCRIPTION CMD...
 	local what=$1
 	shift

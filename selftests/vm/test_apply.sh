@@ -93,7 +93,7 @@ apply "$CONF"
 assert_eq "$ST" 0 "second apply: exit 0"
 expect_out "bpf-hbm: nothing to change"
 after=$(state)
-assert_eq "\"$after\"" "\"$before\"" "second apply: state unchanged"
+assert_same "$after" "$before" "second apply: state unchanged"
 
 # 3. The file edited: hbm0's rate changed, hbmx and the class dropped.
 cat >"$CONF" <<EOF
@@ -108,7 +108,7 @@ expect_out "bpf-hbm: dry run: hbmx: detached" \
 	"bpf-hbm: dry run: hbm0: class $CG: deleted" \
 	"bpf-hbm: dry run: 3 changes, none made"
 after=$(state)
-assert_eq "\"$after\"" "\"$before\"" "--dry-run: state unchanged"
+assert_same "$after" "$before" "--dry-run: state unchanged"
 # Then for real: exactly those changes.
 apply "$CONF"
 assert_eq "$ST" 0 "apply of the edited file: exit 0"
@@ -147,7 +147,7 @@ assert_ok "a bad file: line 3 named" \
 	grep -qx "bpf-hbm: couldn't apply $CONF:3: duplicate line for hbm0 (first at line 1)" "$ERR"
 assert_eq "$(wc -c <"$OUT")" 0 "a bad file: no change printed"
 after=$(state)
-assert_eq "\"$after\"" "\"$before\"" "a bad file: state unchanged"
+assert_same "$after" "$before" "a bad file: state unchanged"
 
 # 6. A file naming no device: bpf_hbm goes from every device of A's.
 printf '# nothing shaped\n' >"$CONF"

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Devices that go away with packets queued: FAULT_N (default 100) times a
+# veth is made, bpf_hbm attached (ECN on, so with a marker) and a burst of
+# 2000 datagrams queued at 10 Mbit/s (thresholds out of the way, so that
+# the policy keeps them), then the device is deleted; and
+# FAULT_N times the same in a network namespace of its own, which is
+# deleted instead. Meanwhile 2 TCP flows run through A's own shaped
+# device, where a ping must pass within 1 s after each deletion. At the
+# end nothing leaks: no flow or instance entry of the deleted devices, no
+# marker pin, and the skbuff slabs back at their baseline.
+. "$(dirname "$0")/lib.sh"
+
+FAULT_N=${FAULT_N:-100}
+PIN=/sys/fs/bpf/bpf_hbm
+NS_X=hbm-$HBM_TEST-x
+
+slab_objs() {
+	awk '$1 ~ /^skbuff_(head|fclone)_cache$/ { s += $2 } END { print s + 0 }' \
+		/proc/slabinfo
+}
+entries() { # NAME (at most 15 characters: the kernel's map names)
+	bpftool -j map dump name "$1" 2>/dev/null |
+		jq -e 'if type == "array" then length else error end'
+}
+alive() { inA ping -q -c 1 -w 1 -i 0.1 "$ADDR_B" >/dev/null 2>&1; }
+inX() { ip netns exec "$NS_X" "$@"; }
+
+# A veth x0 in namespace NS (A's or NS_X), its peer x1 in B, bpf_hbm on
+# x0 and a backlog queued on it. Prints nothing; fails on any step.
+victim() { # NS
+	local ns=$1
+	ip link add x0 netns "$ns" type veth peer name x1 netns "$NS_B" ||
+		return 1
+	ip netns exec "$ns" ip addr add 198.51.100.1/31 dev x0 &&
+	inB ip addr add 198.51.100.0/31 dev x1 &&
+	ip netns exec "$ns" ip link set x0 up &&
+	inB ip link set x1 up &&
+	ip netns exec "$ns" "$HBM" attach x0 --rate 10mbit --mark 30s \
+		--drop 60s --drop-large 60s >/dev/null &&
+	ip netns exec "$ns" "$HBM_TOOLS/flood" -s 198.51.100.1 \
+		-d 198.51.100.0 -f 50 -c 2000 -l 1000 >/dev/null
+}
+
+hbm_veth_setup || hbm_fatal "veth setup"
+hbm_load
+sleep 1
+slab0=$(slab_objs)
+hbm_figure "skbuff slab objects" "$slab0"
+assert_ok "attach A's device" inA "$HBM" attach "$DEV_A" --rate 200mbit ||
+	hbm_done
+inB iperf3 -s -D >/dev/null 2>&1
+sleep 0.5
+inA iperf3 -c "$ADDR_B" -P 2 -t $((FAULT_N * 6)) >/dev/null 2>&1 &
+sleep 1
+
+bad=0 dead=0 queued=0
+for i in $(seq 1 "$FAULT_N"); do
+	if ! victim "$NS_A"; then
+		bad=$((bad + 1))
+		echo "device $i: setup failed"
+	fi
+	q=$(inA tc -s -j qdisc show dev x0 root 2>/dev/null |
+	    jq -r '.[0] | select(.kind == "bpf_hbm") | .qlen')
+	[ "${q:-0}" -gt 100 ] && queued=$((queued + 1))
+	inA ip link del x0
+	alive || { dead=$((dead + 1)); echo "device $i: no ping reply within 1 s"; }
+done
+assert_eq "$bad" 0 "$FAULT_N devices made, attached and loaded"
+assert_eq "$queued" "$FAULT_N" "each had bpf_hbm with over 100 packets queued when deleted"
+assert_eq "$dead" 0 "a ping passed within 1 s after each device deletion"
+
+bad=0 dead=0
+for i in $(seq 1 "$FAULT_N"); do
+	ip netns add "$NS_X" || hbm_fatal "netns add"
+	if ! victim "$NS_X"; then
+		bad=$((bad + 1))
+		echo "netns $i: setup failed"
+	fi
+	ip netns del "$NS_X"
+	alive || { dead=$((dead + 1)); echo "netns $i: no ping reply within 1 s"; }
+done
+assert_eq "$bad" 0 "$FAULT_N namespaces made with a loaded device in each"
+assert_eq "$dead" 0 "a ping passed within 1 s after each namespace deletion"
+
+kill $(jobs -p) 2>/dev/null
+wait 2>/dev/null
+assert_ok "detach A's device" inA "$HBM" detach "$DEV_A"
+# Namespace teardown runs in a work queue: give it time.
+for _ in $(seq 1 20); do
+	inst=$(entries hbm_instances)
+	[ "$inst" = 0 ] && break
+	sleep 0.5
+done
+flows=$(entries hbm_flows)
+cfgs=$(entries hbm_config)
+hbm_figure "hbm_flows entries" "$flows"
+assert_eq "$cfgs" 0 "no configuration left of the deleted devices"
+hbm_figure "hbm_instances entries" "$inst"
+assert_eq "$flows" 0 "no flow entry left"
+assert_eq "$inst" 0 "no instance entry left"
+n=$(ls "$PIN" | grep -c '^ce-')
+assert_eq "$n" 0 "no marker pin left (swept by the commands)"
+slab1=$(slab_objs)
+assert_le "$slab1" "$((slab0 + 200))" "skbuff slabs back to their baseline ($slab0 -> $slab1 objects)"
+hbm_report "$FAULT_N device and $FAULT_N namespace deletions with 2000 datagrams queued, under 2 TCP flows: pings passed, skbuff objects $slab0 -> $slab1"
+hbm_done
