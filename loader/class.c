@@ -346,16 +346,6 @@ out:
 	return err;
 }
 
-static __u64 hbm_class_drops(const struct hbm_class_rate *r)
-{
-	__u64 sum = 0;
-	int i;
-
-	for (i = 0; i < HBM_DROP_MAX; i++)
-		sum += r->drops[i];
-	return sum;
-}
-
 void hbm_class_print_json(const struct hbm_class_ent *e, bool with_dev,
 			  __u32 own)
 {

@@ -2,13 +2,16 @@
 /*
  * The commands (lifecycle.c, device.c, show.c, class.c), above the kernel
  * objects. device.c and show.c use class.c's helpers (the classes of a
- * device: pruned, deleted, shown); class.c uses neither.
+ * device: pruned, deleted, shown); class.c uses neither. A device's and a
+ * class's counters as show reads them (struct hbm_dev_stats,
+ * struct hbm_class_ent) are metrics.h's, whose writers are pure.
  */
 #ifndef HBM_CMDS_H
 #define HBM_CMDS_H
 
 #include "cgroup.h"
 #include "config.h"
+#include "metrics.h"
 #include "objects.h"
 
 /* lifecycle.c: load, unload */
@@ -48,8 +51,16 @@ int hbm_cmd_detach(const char *dev);
 struct hbm_show_args {
 	const char *dev;	/* or NULL: every device */
 	bool json;
-	unsigned int watch;	/* seconds, 0: once */
+	bool prometheus;	/* the text exposition format; not with json */
+	__u64 watch_ns;		/* --watch's interval, 0: once */
 };
+
+/*
+ * --watch's interval: under 100ms the readings' own cost and the
+ * scheduler's jitter would be the rates; 1h as the other times.
+ */
+#define HBM_MIN_WATCH_NS	(HBM_NSEC_PER_SEC / 10)
+#define HBM_MAX_WATCH_NS	(3600 * HBM_NSEC_PER_SEC)
 
 int hbm_cmd_show(const struct hbm_show_args *args);
 
@@ -72,14 +83,6 @@ int hbm_cmd_class_list(const struct hbm_class_args *a);
  */
 void hbm_class_obj(char *buf, size_t len, const char *cgroup,
 		   const char *dev, bool list);
-
-/* A class, as show and class list print it. */
-struct hbm_class_ent {
-	struct hbm_class_key key;
-	struct hbm_class_config cfg;
-	struct hbm_class_rate rate;
-	char *path;		/* its cgroup's, or NULL if unknown */
-};
 
 /*
  * Delete the classes of cgroups that are gone (and of devices of this

@@ -50,9 +50,10 @@ static const char hbm_help[] =
 "  set DEV [SHAPING OPTION...] [--ecn on|off]\n"
 "                 change DEV's configuration in place: the qdisc uses the\n"
 "                 new values from the next packet on, nothing is re-attached\n"
-"  show [DEV] [--json] [--watch SECONDS]\n"
+"  show [DEV] [--json | --prometheus] [--watch INTERVAL]\n"
 "                 configuration and counters of each device with bpf_hbm\n"
-"                 (or DEV); --watch repeats every SECONDS until interrupted\n"
+"                 (or DEV), as text, JSON or Prometheus metrics; --watch\n"
+"                 prints each device's rates every INTERVAL instead\n"
 "  detach DEV     delete DEV's bpf_hbm root (or its mq root with bpf_hbm\n"
 "                 children), its ECN marker and its classes: the kernel\n"
 "                 restores DEV's default qdisc\n"
@@ -159,7 +160,7 @@ static const char hbm_help[] =
 "                       (from the defaults and the options, unlike set)\n"
 "\n"
 "Show options:\n"
-"  --json               one JSON object (one per line with --watch):\n"
+"  --json               one JSON object (with --watch, see there):\n"
 "                       {\"devices\": [{\"dev\" (null if in another netns),\n"
 "                       \"ifindex\", \"netns\", \"instances\", \"configured\",\n"
 "                       \"config\": {\"rate_bps\", \"burst_ns\", \"mark_ns\",\n"
@@ -194,7 +195,26 @@ static const char hbm_help[] =
 "                       \"horizon\", \"limit\", \"flow_limit\", \"nomem\",\n"
 "                       \"total\"}}}]}]}. Strings are UTF-8: a byte of a name\n"
 "                       that is not valid UTF-8 is written as \\ufffd\n"
-"  --watch SECONDS      repeat every SECONDS (a whole number) until SIGINT\n"
+"  --prometheus         the counters in Prometheus's text exposition format,\n"
+"                       for node_exporter's textfile collector (write it to\n"
+"                       a temporary file, then rename it into the\n"
+"                       collector's directory): families bpf_hbm_*, counters\n"
+"                       ending in _total, gauges in seconds, bytes and\n"
+"                       bits_per_second; labels dev (\"\" in another netns),\n"
+"                       ifindex, netns, and on the bpf_hbm_class_* families\n"
+"                       class (the cgroup's path) and cgroup_id. The README\n"
+"                       lists them. Not with --json or --watch\n"
+"  --watch INTERVAL     every INTERVAL (a TIME, 100ms..1h; a bare number is\n"
+"                       seconds) until SIGINT or SIGTERM, print each\n"
+"                       device's rates over the last interval, a line each:\n"
+"                       TIME DEV pps N bit/s N drops/s N marks/s N cn/s N\n"
+"                       ce/s N (TIME in ISO 8601, UTC, with milliseconds;\n"
+"                       DEV ifindexN@netnsM in another netns). The first\n"
+"                       line comes after one interval. With --json, one\n"
+"                       object a line per interval: {\"time\",\n"
+"                       \"interval_s\", \"devices\": [{\"dev\", \"ifindex\",\n"
+"                       \"netns\", \"pps\", \"bps\", \"drops_per_s\",\n"
+"                       \"marks_per_s\", \"cn_per_s\", \"ce_per_s\"}]}\n"
 "\n"
 "Apply options:\n"
 "  --dry-run            print the changes apply would make, each line\n"
@@ -313,7 +333,8 @@ struct hbm_args {
 	const char *file;		/* apply's FILE, or NULL */
 	bool dry_run;
 	struct hbm_conf *conf;		/* apply's, read by main() */
-	unsigned int watch;
+	bool prometheus;
+	uint64_t watch_ns;		/* show --watch; 0: none */
 	uint64_t flow_idle_ns;		/* load's; 0: the object's default */
 	struct hbm_attach_args attach;	/* also set's dev and opts */
 	char err[HBM_ERRSZ];		/* the first usage error */
@@ -358,9 +379,24 @@ static int hbm_run_show(const struct hbm_args *a)
 	struct hbm_show_args s = {
 		.dev = a->dev,
 		.json = a->json,
-		.watch = a->watch,
+		.prometheus = a->prometheus,
+		.watch_ns = a->watch_ns,
 	};
+	const char *obj = a->dev ? a->dev : HBM_KIND;
 
+	if (a->prometheus && a->json) {
+		hbm_error("show", obj, "--prometheus and --json exclude each other");
+		return HBM_EXIT_USAGE;
+	}
+	/*
+	 * A textfile collector reads whole files, written anew each time:
+	 * a stream of expositions is nothing it can read. A timer that runs
+	 * show --prometheus and renames its output into place is.
+	 */
+	if (a->prometheus && a->watch_ns) {
+		hbm_error("show", obj, "--prometheus takes no --watch (run it from a timer, writing a file whole each time)");
+		return HBM_EXIT_USAGE;
+	}
 	return hbm_cmd_show(&s);
 }
 
@@ -494,10 +530,17 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "                     egress hook (CE instead of CN for ECN senders)\n",
 	  hbm_run_set },
 	{ "show", HBM_CMD_SHOW, false, true,
-	  "Usage: bpf-hbm show [DEV] [--json] [--watch SECONDS]\n"
+	  "Usage: bpf-hbm show [DEV] [--json | --prometheus] [--watch INTERVAL]\n"
 	  "Configuration and counters of each device with bpf_hbm (or DEV).\n"
 	  "  --json             as one JSON object (see bpf-hbm --help)\n"
-	  "  --watch SECONDS    repeat every SECONDS until interrupted\n",
+	  "  --prometheus       for node_exporter's textfile collector: the\n"
+	  "                     counters in Prometheus's text format; it takes\n"
+	  "                     neither --json nor --watch\n"
+	  "  --watch INTERVAL   every INTERVAL (100ms..1h, as 500ms or 2s; a bare\n"
+	  "                     number is seconds) until interrupted, each\n"
+	  "                     device's rates over it, a line each:\n"
+	  "                     TIME DEV pps N bit/s N drops/s N marks/s N\n"
+	  "                     cn/s N ce/s N; with --json, one object per interval\n",
 	  hbm_run_show },
 	{ "detach", HBM_CMD_DETACH, true, true,
 	  "Usage: bpf-hbm detach DEV\n"
@@ -577,7 +620,7 @@ hbm_usage_err(struct hbm_args *a, const char *fmt, ...)
 static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 {
 	char err[HBM_ERRSZ];
-	__u32 secs;
+	uint64_t ns;
 
 	switch (c) {
 	case 'h':
@@ -639,12 +682,16 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 			hbm_usage_err(a, "invalid flow idle time '%s' (1ms..1h)",
 				      optarg);
 		break;
+	case HBM_OPTV_PROMETHEUS:
+		a->prometheus = true;
+		break;
 	case HBM_OPTV_WATCH:
-		if (hbm_parse_u32(optarg, &secs) || !secs)
-			hbm_usage_err(a, "invalid interval '%s' (whole seconds, at least 1)",
+		if (hbm_parse_interval(optarg, &ns) ||
+		    ns < HBM_MIN_WATCH_NS || ns > HBM_MAX_WATCH_NS)
+			hbm_usage_err(a, "invalid interval '%s' (100ms..1h; a bare number is seconds)",
 				      optarg);
 		else
-			a->watch = secs;
+			a->watch_ns = ns;
 		break;
 	default:
 		if (c < HBM_OPTV_SHAPE || c >= HBM_OPTV_SHAPE + HBM_OPT_MAX)

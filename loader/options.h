@@ -45,6 +45,7 @@ enum {
 	HBM_OPTV_FLOW_IDLE,
 	HBM_OPTV_CGROUP,
 	HBM_OPTV_DRY_RUN,
+	HBM_OPTV_PROMETHEUS,
 };
 
 struct hbm_optdef {

@@ -2,7 +2,8 @@
 /*
  * show: configuration and counters of each device with bpf_hbm attached
  * (each entry of hbm_dev_rates) and of its classes (class.c's), as a
- * key/value block or as JSON.
+ * key/value block, as JSON or in Prometheus's text format (metrics.c);
+ * --watch: their rates over each interval, a line each (metrics.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,39 +25,7 @@
 #include "cmds.h"
 #include "units.h"
 
-struct hbm_dev_stats {
-	struct hbm_dev_key key;
-	struct hbm_dev_rate dr;
-	struct hbm_config cfg;
-	bool configured;	/* cfg from hbm_config, not the defaults */
-	bool marker;		/* the ECN marker is on its tcx egress hook */
-	__u32 psched_mtu;	/* MTU + link-layer header; 0: unknown */
-	__u64 qlen;		/* summed over the device's instances */
-	__u64 flows;
-	__u64 idle_flows;
-	__u64 backlog;
-};
-
 static __u32 hbm_own;	/* our netns, for sorting and names */
-
-/* Watchdog releases in the lateness histogram. */
-static __u64 hbm_late_count(const struct hbm_dev_rate *dr)
-{
-	__u64 sum = 0;
-	int i;
-
-	for (i = 0; i < HBM_LATE_BUCKETS; i++)
-		sum += dr->late_hist[i];
-	return sum;
-}
-
-/* Their mean lateness, in ns; 0 when none was measured. */
-static __u64 hbm_late_mean(const struct hbm_dev_rate *dr)
-{
-	__u64 n = hbm_late_count(dr);
-
-	return n ? dr->late_sum_ns / n : 0;
-}
 
 /*
  * The lateness under which a fraction @q of the watchdog releases left:
@@ -79,14 +48,6 @@ static __u64 hbm_late_quantile(const struct hbm_dev_rate *dr, double q)
 	if (b == HBM_LATE_BUCKETS - 1)
 		return (1ULL << (b - 1)) * HBM_NSEC_PER_USEC;
 	return (1ULL << b) * HBM_NSEC_PER_USEC;
-}
-
-/* The idle credit the qdisc applies now: burst + hbm_late_allowance. */
-static __u64 hbm_credit_now(const struct hbm_dev_stats *st)
-{
-	return st->cfg.burst_ns + hbm_late_allowance(st->cfg.burst_ns,
-						     st->dr.late_ns,
-						     st->cfg.flags);
 }
 
 /*
@@ -145,16 +106,6 @@ static int hbm_stats_cmp(const void *a, const void *b)
 	if (x->ifindex != y->ifindex)
 		return x->ifindex < y->ifindex ? -1 : 1;
 	return 0;
-}
-
-static __u64 hbm_total_drops(const struct hbm_dev_rate *dr)
-{
-	__u64 sum = 0;
-	int i;
-
-	for (i = 0; i < HBM_DROP_MAX; i++)
-		sum += dr->drops[i];
-	return sum;
 }
 
 struct hbm_sum_ctx {
@@ -258,6 +209,9 @@ static int hbm_collect(const struct hbm_maps *maps,
 		if (!s->configured)
 			hbm_config_default(&s->cfg);
 		s->marker = hbm_marker_seen(&s->key);
+		if (s->key.netns != hbm_own ||
+		    !if_indextoname(s->key.ifindex, s->name))
+			s->name[0] = '\0';
 		s->psched_mtu = hbm_psched_mtu(&s->key);
 		cnt++;
 	}
@@ -290,7 +244,6 @@ static bool hbm_class_in(const struct hbm_class_ent *e,
 static void hbm_print_json(const struct hbm_dev_stats *st, int n,
 			   const struct hbm_class_ent *cls, int ncls)
 {
-	char name[IF_NAMESIZE];
 	const struct hbm_config *c;
 	const struct hbm_dev_rate *k;
 	int i, j, m;
@@ -300,11 +253,7 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n,
 		c = &st[i].cfg;
 		k = &st[i].dr;
 		printf("%s{\"dev\":", i ? "," : "");
-		if (st[i].key.netns == hbm_own &&
-		    if_indextoname(st[i].key.ifindex, name))
-			hbm_json_str(stdout, name);
-		else
-			printf("null");
+		hbm_json_str(stdout, st[i].name[0] ? st[i].name : NULL);
 		printf(",\"ifindex\":%u,\"netns\":%u,\"instances\":%u,\"configured\":%s",
 		       st[i].key.ifindex, st[i].key.netns, k->instances,
 		       st[i].configured ? "true" : "false");
@@ -323,13 +272,13 @@ static void hbm_print_json(const struct hbm_dev_stats *st, int n,
 		       k->enqueued, k->packets, k->bytes, k->marks, k->cn,
 		       k->ce, k->guard_saves, k->cn_spared, k->delayed,
 		       k->fastpath,
-		       hbm_total_drops(k),
+		       hbm_dev_drops(k),
 		       k->delta_ns > 0 ? k->delta_ns : 0, k->tstamp_tai,
 		       k->tstamp_realtime);
 		printf(",\"drops\":{");
 		for (j = 0; j < HBM_DROP_MAX; j++)
 			printf("\"%s\":%llu,", hbm_drop_name(j), k->drops[j]);
-		printf("\"total\":%llu}", hbm_total_drops(k));
+		printf("\"total\":%llu}", hbm_dev_drops(k));
 		printf(",\"lateness\":{\"credit_ns\":%llu,\"envelope_ns\":%llu,\"samples\":%llu,\"mean_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"hist_us\":[",
 		       hbm_credit_now(&st[i]), k->late_ns, hbm_late_count(k),
 		       hbm_late_mean(k),
@@ -433,7 +382,7 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n,
 		HBM_KV("fastpath", "%llu", k->fastpath);
 		HBM_KV("txtime", "%llu on CLOCK_TAI (converted), %llu on CLOCK_REALTIME (ignored)",
 		       k->tstamp_tai, k->tstamp_realtime);
-		printf("  %-12s%llu (", "drops", hbm_total_drops(k));
+		printf("  %-12s%llu (", "drops", hbm_dev_drops(k));
 		for (j = 0; j < HBM_DROP_MAX; j++)
 			printf("%s%s %llu", j ? ", " : "", hbm_drop_name(j),
 			       k->drops[j]);
@@ -469,14 +418,136 @@ static void hbm_on_signal(int sig)
 	hbm_stop = 1;
 }
 
-/* Sleep @secs unless a signal asks to stop; returns false to stop. */
-static bool hbm_wait(unsigned int secs)
+static __u64 hbm_mono_ns(void)
 {
-	struct timespec ts = { .tv_sec = secs };
+	struct timespec ts;
 
-	while (!hbm_stop && nanosleep(&ts, &ts) && errno == EINTR)
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * HBM_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/*
+ * Sleep until @at (CLOCK_MONOTONIC, ns) unless a signal asks to stop;
+ * returns false to stop. An absolute deadline: the intervals do not drift
+ * by the time each reading takes.
+ */
+static bool hbm_wait_until(__u64 at)
+{
+	struct timespec ts = {
+		.tv_sec = at / HBM_NSEC_PER_SEC,
+		.tv_nsec = at % HBM_NSEC_PER_SEC,
+	};
+
+	while (!hbm_stop &&
+	       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
 		;
 	return !hbm_stop;
+}
+
+/*
+ * One reading, under the lock (see main.c) and never while waiting: a
+ * cgroup removed meanwhile takes its class. The classes are read only if
+ * @cls is given.
+ */
+static int hbm_read(const struct hbm_maps *maps, const struct hbm_dev_key *only,
+		    struct hbm_dev_stats **st, int *n,
+		    struct hbm_class_ent **cls, int *ncls)
+{
+	int err;
+
+	hbm_lock();
+	hbm_classes_prune(maps);
+	err = hbm_collect(maps, only, st, n);
+	if (!err && cls)
+		err = hbm_classes_get(maps, only, cls, ncls);
+	hbm_unlock();
+	return err;
+}
+
+/* @key's entry in the previous reading @prev, or NULL (attached since). */
+static const struct hbm_dev_rate *hbm_prev_of(const struct hbm_dev_stats *prev,
+					      int nprev,
+					      const struct hbm_dev_key *key)
+{
+	int i;
+
+	for (i = 0; i < nprev; i++)
+		if (prev[i].key.ifindex == key->ifindex &&
+		    prev[i].key.netns == key->netns)
+			return &prev[i].dr;
+	return NULL;
+}
+
+/*
+ * --watch: a reading, then one every interval, and the rates between
+ * each two printed (metrics.c), a line per device (or a JSON object per
+ * interval). The first line comes after the first interval: a rate needs
+ * two readings. Returns an exit status; SIGINT and SIGTERM end it with 0.
+ */
+static int hbm_watch(const struct hbm_show_args *args,
+		     const struct hbm_maps *maps, const struct hbm_dev_key *only)
+{
+	struct hbm_dev_stats *prev = NULL, *cur = NULL;
+	int nprev = 0, ncur = 0, i, ret = HBM_EXIT_FAIL;
+	struct hbm_rates *r = NULL;
+	char when[HBM_ISO_BUFSZ];
+	struct sigaction sa = {};
+	__u64 t_prev, t_cur, next;
+	struct timespec now;
+
+	sa.sa_handler = hbm_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (hbm_read(maps, only, &prev, &nprev, NULL, NULL))
+		goto fail;
+	t_prev = hbm_mono_ns();
+	next = t_prev;
+	for (;;) {
+		if (only && !nprev) {
+			hbm_error("show", args->dev,
+				  "bpf_hbm not attached to %s", args->dev);
+			goto out;
+		}
+		next += args->watch_ns;
+		if (!hbm_wait_until(next))
+			break;
+		if (hbm_read(maps, only, &cur, &ncur, NULL, NULL))
+			goto fail;
+		t_cur = hbm_mono_ns();
+		clock_gettime(CLOCK_REALTIME, &now);
+		free(r);
+		r = calloc(ncur ? ncur : 1, sizeof(*r));
+		if (!r) {
+			hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
+			goto fail;
+		}
+		for (i = 0; i < ncur; i++)
+			hbm_rates_of(hbm_prev_of(prev, nprev, &cur[i].key),
+				     &cur[i].dr, t_cur - t_prev, &r[i]);
+		hbm_fmt_iso8601(when, sizeof(when), &now);
+		if (!only || ncur)
+			hbm_watch_print(stdout, args->json, when,
+					t_cur - t_prev, cur, r, ncur);
+		fflush(stdout);
+		free(prev);
+		prev = cur;
+		nprev = ncur;
+		cur = NULL;
+		t_prev = t_cur;
+		/* A reading that took longer than the interval: no burst. */
+		if (next < t_cur)
+			next = t_cur;
+	}
+	ret = HBM_EXIT_OK;
+	goto out;
+fail:
+	hbm_fail("show", args->dev ? args->dev : HBM_KIND);
+out:
+	free(r);
+	free(prev);
+	free(cur);
+	return ret;
 }
 
 int hbm_cmd_show(const struct hbm_show_args *args)
@@ -486,11 +557,7 @@ int hbm_cmd_show(const struct hbm_show_args *args)
 	struct hbm_dev_stats *st = NULL;
 	struct hbm_class_ent *cls = NULL;
 	struct hbm_dev_key key, *only = NULL;
-	bool tty = isatty(STDOUT_FILENO);
-	int ret = HBM_EXIT_FAIL, n = 0, ncls = 0, rounds = 0;
-	struct sigaction sa = {};
-	char when[64];
-	time_t now;
+	int ret = HBM_EXIT_FAIL, n = 0, ncls = 0;
 	int err;
 
 	if (hbm_own_netns(&hbm_own))
@@ -512,51 +579,31 @@ int hbm_cmd_show(const struct hbm_show_args *args)
 	}
 	if (err)
 		goto fail;
-	if (args->watch) {
-		sa.sa_handler = hbm_on_signal;
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
+	if (args->watch_ns) {
+		ret = hbm_watch(args, &maps, only);
+		goto out;
 	}
-	do {
-		/*
-		 * Each round: a cgroup removed meanwhile takes its class. The
-		 * lock (see main.c) for the round only, never while waiting.
-		 */
-		hbm_lock();
-		hbm_classes_prune(&maps);
-		err = hbm_collect(&maps, only, &st, &n) ||
-		      hbm_classes_get(&maps, only, &cls, &ncls);
-		hbm_unlock();
-		if (err)
-			goto fail;
-		if (only && !n) {
-			hbm_error("show", args->dev,
-				  "bpf_hbm not attached to %s", args->dev);
-			goto out;
-		}
-		if (args->watch && !args->json) {
-			now = time(NULL);
-			strftime(when, sizeof(when), "%F %T",
-				 localtime(&now));
-			if (tty)
-				printf("\033[H\033[2J");
-			else if (rounds)
-				printf("\n");
-			printf("Every %us: bpf-hbm show    %s\n\n", args->watch,
-			       when);
-		}
-		if (args->json)
-			hbm_print_json(st, n, cls, ncls);
-		else
-			hbm_print_human(st, n, cls, ncls);
-		fflush(stdout);
-		free(st);
-		st = NULL;
-		hbm_classes_free(cls, ncls);
-		cls = NULL;
-		ncls = 0;
-		rounds++;
-	} while (args->watch && hbm_wait(args->watch));
+	if (hbm_read(&maps, only, &st, &n, &cls, &ncls))
+		goto fail;
+	if (only && !n) {
+		hbm_error("show", args->dev, "bpf_hbm not attached to %s",
+			  args->dev);
+		goto out;
+	}
+	if (args->prometheus)
+		hbm_prom_write(stdout, st, n, cls, ncls);
+	else if (args->json)
+		hbm_print_json(st, n, cls, ncls);
+	else
+		hbm_print_human(st, n, cls, ncls);
+	/*
+	 * A short write must fail: `show --prometheus >f.tmp && mv f.tmp f`
+	 * would otherwise install a truncated file for the collector.
+	 */
+	if (fflush(stdout) || ferror(stdout)) {
+		hbm_error("write", "the output", "%s", strerror(errno));
+		goto out;
+	}
 	ret = HBM_EXIT_OK;
 	goto out;
 fail:

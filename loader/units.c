@@ -266,6 +266,11 @@ int hbm_parse_time(const char *s, uint64_t *ns)
 	return parse_scaled(s, time_units, TIME_BARE_SCALE, ns);
 }
 
+int hbm_parse_interval(const char *s, uint64_t *ns)
+{
+	return parse_scaled(s, time_units, 1000000000ULL, ns);
+}
+
 int hbm_parse_size(const char *s, uint64_t *bytes)
 {
 	return parse_scaled(s, size_units, SIZE_BARE_SCALE, bytes);

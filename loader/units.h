@@ -40,6 +40,13 @@ int hbm_parse_rate(const char *s, uint64_t *bits_per_sec);
 int hbm_parse_time(const char *s, uint64_t *ns);
 
 /*
+ * An interval in nanoseconds (show --watch): a time as hbm_parse_time()
+ * takes it, but a bare number is in seconds ("2" is 2s, "0.5" 500ms), as
+ * --watch took whole seconds before it took units.
+ */
+int hbm_parse_interval(const char *s, uint64_t *ns);
+
+/*
  * Size in bytes. Bare number: bytes. Units: b, k/kb, m/mb, g/gb (powers
  * of 1024), kbit, mbit, gbit (1024-based bits, i.e. divided by 8).
  */

@@ -242,3 +242,31 @@ void hbm_text_str(FILE *f, const char *s)
 			fputc(*p, f);
 	}
 }
+
+void hbm_prom_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	fputc('"', f);
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+			continue;
+		}
+		if (*p == '\n') {
+			fputs("\\n", f);
+			p++;
+			continue;
+		}
+		n = hbm_utf8_len(p);
+		if (!n) {
+			fputs("\xef\xbf\xbd", f);	/* U+FFFD */
+			p++;
+			continue;
+		}
+		fwrite(p, 1, n, f);
+		p += n;
+	}
+	fputc('"', f);
+}

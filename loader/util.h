@@ -4,7 +4,8 @@
  *
  * The loader is in layers, each file using only the files below it:
  *   util (util.h), units and config (units.h, config.h), cgroups
- *     (cgroup.h)
+ *     (cgroup.h), metrics (metrics.h: show's numbers as Prometheus text
+ *     and rates, pure)
  *   pins: where the pins are, their state, the pinned maps (pins.h)
  *   the kernel objects: the BPF object, the ECN markers, qdiscs through
  *     rtnetlink (objects.h: bpf.c, marker.c, netlink.c)
@@ -72,5 +73,13 @@ void hbm_json_str(FILE *f, const char *s);
 
 /* @s for text: control characters (and DEL) as \xNN, the rest as is. */
 void hbm_text_str(FILE *f, const char *s);
+
+/*
+ * @s as a label value of the Prometheus text format, quoted, on @f: '\',
+ * '"' and newline escaped as the format asks, the rest as it is but for a
+ * byte that is not part of well-formed UTF-8 (which the format requires),
+ * written as U+FFFD, as hbm_json_str() does.
+ */
+void hbm_prom_str(FILE *f, const char *s);
 
 #endif /* HBM_UTIL_H */

@@ -10,14 +10,15 @@
 # install), the same unit tests under ASan and UBSan (host-asan/, from
 # build/asan/), bpf-hbm under them over its CLI's safe paths
 # (host-asan/cli), and each fuzz target (build/fuzz/, fuzz/NAME) over its
-# committed corpus and FUZZ_TEST_S seconds (default 5) more. OUTPUT
+# committed corpus and FUZZ_TEST_S seconds (default 5) more; and show
+# --prometheus's writer read by Prometheus's parser (host/prom). OUTPUT
 # (default build) is the build directory. Then the VM boots once and runs
 # every selected VM test (selftests/vm/test_*.sh) in that boot. Unless
 # tests were named, a second boot of the other shipped kernel
 # (SECOND_KERNEL, default 7.2; empty to skip) runs every VM test there too
 # (vm@7.2/NAME): the verifier and the kernel's qdisc code differ. A NAME
 # selects a host test binary (test_edt, both builds), cli, man, completion,
-# install, a fuzz target (fuzz_units) or a VM test (rate_udp). A failed
+# install, prom, a fuzz target (fuzz_units) or a VM test (rate_udp). A failed
 # test's own output is shown as TAP comments. Ends with "N passed, N
 # failed"; exits 1 on any failure.
 set -uo pipefail
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
 	--host-only) host_only=1; shift ;;
-	-h|--help) sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) names+=("$1"); shift ;;
 	esac
@@ -84,6 +85,8 @@ if [ -x "$build/bpf-hbm" ]; then
 		selected "$t" && ops_tests+=("$t")
 	done
 fi
+# show --prometheus's text, through python3-prometheus-client's parser.
+[ -x "$build/tests/test_metrics" ] && selected prom && ops_tests+=(prom)
 vm_tests=()
 if [ $host_only = 0 ]; then
 	for t in "$here"/vm/test_*.sh; do
@@ -143,6 +146,7 @@ for t in "${ops_tests[@]}"; do
 	completion) "$here/host/completion.sh" "$build/bpf-hbm" \
 		"$repo/scripts/bpf-hbm.bash-completion" ;;
 	install) "$here/host/install.sh" "$build" ;;
+	prom) "$here/host/prom.sh" "$build" ;;
 	esac >"$out/$t.log" 2>&1
 	report $? "host/$t" "$out/$t.log"
 done

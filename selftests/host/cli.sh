@@ -72,6 +72,16 @@ expect 2 "invalid parent 'foo'" attach eth0 --parent foo
 expect 2 "invalid ecn 'maybe'" attach eth0 --ecn maybe
 expect 2 'invalid flow idle time' load --flow-idle 0
 expect 2 "invalid interval '0'" show --watch 0
+expect 2 "invalid interval '50ms' (100ms..1h" show --watch 50ms
+expect 2 "invalid interval '2h'" show --watch 2h
+expect 2 "invalid interval '3601'" show --watch 3601
+expect 2 "invalid interval '1min'" show --watch 1min
+expect 0 '^Usage: bpf-hbm show' show --watch 500ms -h
+expect 0 '^Usage: bpf-hbm show' show --watch 0.5 --help
+expect 2 "couldn't show bpf_hbm: --prometheus and --json exclude each other" show --prometheus --json
+expect 2 "couldn't show eth0: --prometheus and --json exclude each other" show eth0 --json --prometheus
+expect 2 "couldn't show bpf_hbm: --prometheus takes no --watch" show --prometheus --watch 1
+expect 2 "unexpected argument 'prometheus': did you mean --prometheus?" show eth0 prometheus
 expect 2 'no option given' set eth0
 expect 2 'missing --cgroup' class add eth0 --rate 10mbit
 expect 2 'missing --rate' class add eth0 --cgroup /x

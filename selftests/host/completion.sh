@@ -65,6 +65,8 @@ expect "$(lines on off)" set eth0 --rate 1gbit --late-credit ''
 expect "$(lines mq)" attach eth0 --parent m
 expect '' attach eth0 --rate ''
 expect "$(lines --json)" show --j
+expect "$(lines --prometheus)" show eth0 --p
+expect "" show --watch ""
 expect "$(lines --cgroup)" class add eth0 --c
 expect '' class list eth0 --cg
 expect '' unload ''

@@ -294,6 +294,34 @@ static void test_time_errors(void)
 	CHECK_ERR(hbm_parse_time, c);
 }
 
+/* show --watch's interval: a time, but a bare number is seconds. */
+static void test_interval(void)
+{
+	static const struct u64_case ok[] = {
+		{ "2", 2000000000ULL },
+		{ "1", 1000000000ULL },
+		{ "0.5", 500000000ULL },
+		{ "500ms", 500000000ULL },
+		{ "2s", 2000000000ULL },
+		{ "1.5S", 1500000000ULL },
+		{ "100msec", 100000000ULL },
+		{ "250000us", 250000000ULL },
+		{ "3600", 3600000000000ULL },
+		{ "0", 0 },
+	};
+	static const struct err_case bad[] = {
+		{ "", -EINVAL },
+		{ "s", -EINVAL },
+		{ "2 s", -EINVAL },
+		{ "-1", -EINVAL },
+		{ "2h", -EINVAL },
+		{ "1e30", -ERANGE },
+	};
+
+	CHECK_OK(hbm_parse_interval, ok);
+	CHECK_ERR(hbm_parse_interval, bad);
+}
+
 static void test_size_units(void)
 {
 	static const struct u64_case c[] = {
@@ -543,6 +571,7 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_time_units),
 	HBM_TEST(test_time_fraction),
 	HBM_TEST(test_time_errors),
+	HBM_TEST(test_interval),
 	HBM_TEST(test_size_units),
 	HBM_TEST(test_parse_u32),
 	HBM_TEST(test_fmt_rate),

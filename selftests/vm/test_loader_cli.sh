@@ -248,7 +248,7 @@ declare -A usage=(
 	[unload]="Usage: bpf-hbm unload [-v] [--force]"
 	[attach]="Usage: bpf-hbm attach DEV [OPTION...]"
 	[set]="Usage: bpf-hbm set DEV OPTION..."
-	[show]="Usage: bpf-hbm show [DEV] [--json] [--watch SECONDS]"
+	[show]="Usage: bpf-hbm show [DEV] [--json | --prometheus] [--watch INTERVAL]"
 	[detach]="Usage: bpf-hbm detach DEV"
 )
 for c in load unload attach set show detach; do
