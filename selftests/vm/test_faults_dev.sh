@@ -38,14 +38,16 @@ inX() { ip netns exec "$NS_X" "$@"; }
 
 # A veth x0 in namespace NS (A's or NS_X), its peer x1 in B, bpf_hbm on
 # x0 and a backlog queued on it. Prints nothing; fails on any step.
-victim() { # NS
-	local ns=$1
-	ip link add x0 netns "$ns" type veth peer name x1 netns "$NS_B" ||
+# The peer's name is new each time (x1-N): a namespace's devices, and so
+# the peers in B, go away later, from the kernel's cleanup work.
+victim() { # NS N
+	local ns=$1 peer=x1-$2
+	ip link add x0 netns "$ns" type veth peer name "$peer" netns "$NS_B" ||
 		return 1
 	ip netns exec "$ns" ip addr add 198.51.100.1/31 dev x0 &&
-	inB ip addr add 198.51.100.0/31 dev x1 &&
+	inB ip addr add 198.51.100.0/31 dev "$peer" &&
 	ip netns exec "$ns" ip link set x0 up &&
-	inB ip link set x1 up &&
+	inB ip link set "$peer" up &&
 	ip netns exec "$ns" "$HBM" attach x0 --rate 10mbit --mark 30s \
 		--drop 60s --drop-large 60s >/dev/null &&
 	ip netns exec "$ns" "$HBM_TOOLS/flood" -s 198.51.100.1 \
@@ -66,7 +68,7 @@ sleep 1
 
 bad=0 dead=0 queued=0
 for i in $(seq 1 "$FAULT_N"); do
-	if ! victim "$NS_A"; then
+	if ! victim "$NS_A" "d$i"; then
 		bad=$((bad + 1))
 		echo "device $i: setup failed"
 	fi
@@ -83,7 +85,7 @@ assert_eq "$dead" 0 "a connection opened within 1 s after each device deletion"
 bad=0 dead=0
 for i in $(seq 1 "$FAULT_N"); do
 	ip netns add "$NS_X" || hbm_fatal "netns add"
-	if ! victim "$NS_X"; then
+	if ! victim "$NS_X" "n$i"; then
 		bad=$((bad + 1))
 		echo "netns $i: setup failed"
 	fi
@@ -95,8 +97,14 @@ assert_eq "$dead" 0 "a connection opened within 1 s after each namespace deletio
 
 kill $(jobs -p) 2>/dev/null
 wait 2>/dev/null
+# Namespace teardown runs in a work queue: the last one's devices are
+# gone when its peer in B is.
+for _ in $(seq 1 40); do
+	inB ip link show "x1-n$FAULT_N" >/dev/null 2>&1 || break
+	sleep 0.5
+done
+# detach also sweeps the markers of devices that are gone.
 assert_ok "detach A's device" inA "$HBM" detach "$DEV_A"
-# Namespace teardown runs in a work queue: give it time.
 for _ in $(seq 1 20); do
 	inst=$(entries hbm_instances)
 	[ "$inst" = 0 ] && break
