@@ -486,68 +486,6 @@ void hbm_conf_free(struct hbm_conf *c)
  * what hbm_config holds, apart from what no option sets (large_pkt, the
  * class levels, the ECN and attaching flags, which are compared apart).
  */
-static __u64 hbm_cfg_val(const struct hbm_config *c, enum hbm_opt o)
-{
-	switch (o) {
-	case HBM_OPT_RATE:
-		return c->rate_bps;
-	case HBM_OPT_BURST:
-		return c->burst_ns;
-	case HBM_OPT_MARK:
-		return c->mark_ns;
-	case HBM_OPT_DROP:
-		return c->drop_ns;
-	case HBM_OPT_DROP_LARGE:
-		return c->drop_large_ns;
-	case HBM_OPT_LIMIT:
-		return c->limit;
-	case HBM_OPT_FLOW_LIMIT:
-		return c->flow_limit;
-	case HBM_OPT_HORIZON:
-		return c->horizon_ns;
-	case HBM_OPT_CN:
-		return !(c->flags & HBM_F_NO_CN);
-	case HBM_OPT_LATE_CREDIT:
-		return !(c->flags & HBM_F_FIXED_BURST);
-	case HBM_OPT_QUANTUM:
-		return c->quantum;
-	case HBM_OPT_INITIAL_QUANTUM:
-		return c->initial_quantum;
-	default:
-		return 0;
-	}
-}
-
-/* A value as --help writes the option's ("1Gbit", "50us", "on", "auto"). */
-static void hbm_fmt_val(char *buf, size_t len, enum hbm_opt o, __u64 v)
-{
-	switch (o) {
-	case HBM_OPT_RATE:
-		hbm_fmt_rate(buf, len, v);
-		break;
-	case HBM_OPT_BURST:
-	case HBM_OPT_MARK:
-	case HBM_OPT_DROP:
-	case HBM_OPT_DROP_LARGE:
-	case HBM_OPT_HORIZON:
-		hbm_fmt_time(buf, len, v);
-		break;
-	case HBM_OPT_CN:
-	case HBM_OPT_LATE_CREDIT:
-		snprintf(buf, len, "%s", v ? "on" : "off");
-		break;
-	case HBM_OPT_QUANTUM:
-	case HBM_OPT_INITIAL_QUANTUM:
-		if (v == HBM_QUANTUM_AUTO) {
-			snprintf(buf, len, "auto");
-			break;
-		}
-		/* fall through */
-	default:
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-		break;
-	}
-}
 
 /* A class's configuration as a device's, for the same comparisons. */
 static void hbm_cfg_of_class(struct hbm_config *c,
@@ -575,10 +513,10 @@ static int hbm_cfg_diff(char *buf, size_t len, const struct hbm_config *from,
 	int n = 0;
 
 	for (o = 0; o < end; o++) {
-		if (hbm_cfg_val(from, o) == hbm_cfg_val(to, o))
+		if (hbm_opt_value(from, o) == hbm_opt_value(to, o))
 			continue;
-		hbm_fmt_val(a, sizeof(a), o, hbm_cfg_val(from, o));
-		hbm_fmt_val(b, sizeof(b), o, hbm_cfg_val(to, o));
+		hbm_opt_fmt_value(a, sizeof(a), o, hbm_opt_value(from, o));
+		hbm_opt_fmt_value(b, sizeof(b), o, hbm_opt_value(to, o));
 		if (arrow)
 			hbm_catf(buf, len, ", %s %s -> %s", hbm_opt_name(o),
 				 a, b);
@@ -597,7 +535,7 @@ static void hbm_opts_of(struct hbm_opts *o, const struct hbm_config *c,
 
 	memset(o, 0, sizeof(*o));
 	for (i = 0; i < end; i++) {
-		o->val[i] = hbm_cfg_val(c, i);
+		o->val[i] = hbm_opt_value(c, i);
 		o->given |= 1U << i;
 	}
 }

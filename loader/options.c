@@ -171,3 +171,67 @@ const char *hbm_opt_default(const struct hbm_optdef *d, unsigned int cmd,
 	}
 	return buf;
 }
+
+/* The value option @o would set for config @c (0: not a config option). */
+__u64 hbm_opt_value(const struct hbm_config *c, enum hbm_opt o)
+{
+	switch (o) {
+	case HBM_OPT_RATE:
+		return c->rate_bps;
+	case HBM_OPT_BURST:
+		return c->burst_ns;
+	case HBM_OPT_MARK:
+		return c->mark_ns;
+	case HBM_OPT_DROP:
+		return c->drop_ns;
+	case HBM_OPT_DROP_LARGE:
+		return c->drop_large_ns;
+	case HBM_OPT_LIMIT:
+		return c->limit;
+	case HBM_OPT_FLOW_LIMIT:
+		return c->flow_limit;
+	case HBM_OPT_HORIZON:
+		return c->horizon_ns;
+	case HBM_OPT_CN:
+		return !(c->flags & HBM_F_NO_CN);
+	case HBM_OPT_LATE_CREDIT:
+		return !(c->flags & HBM_F_FIXED_BURST);
+	case HBM_OPT_QUANTUM:
+		return c->quantum;
+	case HBM_OPT_INITIAL_QUANTUM:
+		return c->initial_quantum;
+	default:
+		return 0;
+	}
+}
+
+/* A value as --help writes the option's ("1Gbit", "50us", "on", "auto"). */
+void hbm_opt_fmt_value(char *buf, size_t len, enum hbm_opt o, __u64 v)
+{
+	switch (o) {
+	case HBM_OPT_RATE:
+		hbm_fmt_rate(buf, len, v);
+		break;
+	case HBM_OPT_BURST:
+	case HBM_OPT_MARK:
+	case HBM_OPT_DROP:
+	case HBM_OPT_DROP_LARGE:
+	case HBM_OPT_HORIZON:
+		hbm_fmt_time(buf, len, v);
+		break;
+	case HBM_OPT_CN:
+	case HBM_OPT_LATE_CREDIT:
+		snprintf(buf, len, "%s", v ? "on" : "off");
+		break;
+	case HBM_OPT_QUANTUM:
+	case HBM_OPT_INITIAL_QUANTUM:
+		if (v == HBM_QUANTUM_AUTO) {
+			snprintf(buf, len, "auto");
+			break;
+		}
+		/* fall through */
+	default:
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+		break;
+	}
+}

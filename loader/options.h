@@ -60,6 +60,9 @@ extern const size_t hbm_n_optdefs;
 
 /* The option's long name, without dashes (shaping options: config.c's). */
 const char *hbm_optdef_name(const struct hbm_optdef *d);
+/* An option's value in a config, and that value as --help writes it. */
+__u64 hbm_opt_value(const struct hbm_config *c, enum hbm_opt o);
+void hbm_opt_fmt_value(char *buf, size_t len, enum hbm_opt o, __u64 v);
 
 /* Command names, by bit number of HBM_CMD_* ("class add": two words). */
 const char *hbm_cmd_name(unsigned int cmd);

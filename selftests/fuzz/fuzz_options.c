@@ -44,57 +44,6 @@ static void check(int ok, const char *what, const char *in)
 	abort();
 }
 
-/* An option's value printed the way show and --help write it. */
-static void fmt_opt(char *buf, size_t len, enum hbm_opt opt, __u64 v)
-{
-	switch (opt) {
-	case HBM_OPT_RATE:
-		hbm_fmt_rate(buf, len, v);
-		break;
-	case HBM_OPT_BURST:
-	case HBM_OPT_MARK:
-	case HBM_OPT_DROP:
-	case HBM_OPT_DROP_LARGE:
-	case HBM_OPT_HORIZON:
-		hbm_fmt_time(buf, len, v);
-		break;
-	case HBM_OPT_CN:
-	case HBM_OPT_LATE_CREDIT:
-		snprintf(buf, len, "%s", v ? "on" : "off");
-		break;
-	case HBM_OPT_QUANTUM:
-	case HBM_OPT_INITIAL_QUANTUM:
-		if (v == HBM_QUANTUM_AUTO) {
-			snprintf(buf, len, "auto");
-			break;
-		}
-		/* fall through */
-	default:
-		snprintf(buf, len, "%" PRIu64, (uint64_t)v);
-		break;
-	}
-}
-
-/* Every option's value of @c, as the option would set it. */
-static __u64 opt_of_config(const struct hbm_config *c, enum hbm_opt opt)
-{
-	switch (opt) {
-	case HBM_OPT_RATE: return c->rate_bps;
-	case HBM_OPT_BURST: return c->burst_ns;
-	case HBM_OPT_MARK: return c->mark_ns;
-	case HBM_OPT_DROP: return c->drop_ns;
-	case HBM_OPT_DROP_LARGE: return c->drop_large_ns;
-	case HBM_OPT_LIMIT: return c->limit;
-	case HBM_OPT_FLOW_LIMIT: return c->flow_limit;
-	case HBM_OPT_HORIZON: return c->horizon_ns;
-	case HBM_OPT_CN: return !(c->flags & HBM_F_NO_CN);
-	case HBM_OPT_LATE_CREDIT: return !(c->flags & HBM_F_FIXED_BURST);
-	case HBM_OPT_QUANTUM: return c->quantum;
-	case HBM_OPT_INITIAL_QUANTUM: return c->initial_quantum;
-	default: abort();
-	}
-}
-
 /* A reason was written, and it is a terminated string. */
 static void check_reason(const char *err, const char *in)
 {
@@ -108,7 +57,7 @@ static void opt_round_trip(const struct hbm_opts *o, enum hbm_opt opt)
 	struct hbm_opts again = {};
 	char buf[HBM_FMT_BUFSZ], err[HBM_ERRSZ] = "";
 
-	fmt_opt(buf, sizeof(buf), opt, o->val[opt]);
+	hbm_opt_fmt_value(buf, sizeof(buf), opt, o->val[opt]);
 	check(!hbm_opt_parse(&again, opt, buf, err, sizeof(err)),
 	      "printed option does not parse", buf);
 	check(again.val[opt] == o->val[opt], "printed option parses to another",
@@ -128,7 +77,7 @@ static void config_round_trip(const struct hbm_config *c)
 	int opt;
 
 	for (opt = 0; opt < HBM_OPT_MAX; opt++) {
-		fmt_opt(buf, sizeof(buf), opt, opt_of_config(c, opt));
+		hbm_opt_fmt_value(buf, sizeof(buf), opt, hbm_opt_value(c, opt));
 		if (hbm_opt_parse(&o, opt, buf, err, sizeof(err))) {
 			dprintf(2, "fuzz_options: %s: %s\n", buf, err);
 			check(0, "a valid configuration's option does not parse",
