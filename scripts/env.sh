@@ -19,6 +19,9 @@ mirror=${BPF_HBM_MIRROR:-http://deb.debian.org/debian}
 pkgs=$here/packages.txt
 
 log() { echo "env: $*" >&2; }
+t0=$(date +%s)
+# Each phase of a build says which it is and when it started.
+phase() { log "phase $1 (+$(( $(date +%s) - t0 ))s)"; }
 die() { echo "env: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap and chroot need it)"
@@ -48,12 +51,14 @@ fi
 tmp=$cache/rootfs-$key.tmp
 rm -rf "$tmp"
 mkdir -p "$tmp"
-log "building $final (takes a few minutes)"
+log "building $final (about 5-10 minutes, once per package list)"
 
 # Everything that mounts runs in a private mount namespace.
 unshare --mount --propagation private -- bash -euo pipefail -s -- \
-	"$tmp" "$mirror" "$pkgs" >&2 <<'STAGE'
-root=$1 mirror=$2 pkgs=$3
+	"$tmp" "$mirror" "$pkgs" "$t0" >&2 <<'STAGE'
+root=$1 mirror=$2 pkgs=$3 t0=$4
+phase() { echo "env: phase $1 (+$(( $(date +%s) - t0 ))s)"; }
+phase "1/4: debootstrap trixie (minbase) from $mirror"
 debootstrap --variant=minbase --include=ca-certificates trixie "$root" "$mirror"
 
 # The reachable mirror can serve Release files past their Valid-Until date.
@@ -79,13 +84,15 @@ mount -t proc proc "$root/proc"
 mount -t sysfs sys "$root/sys"
 mount --rbind /dev "$root/dev"
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C
+phase "2/4: apt-get update (trixie, trixie-backports, sid)"
 chroot "$root" apt-get update -qq
 for suite in trixie trixie-backports sid; do
 	list=$(awk -v s="$suite" '$1 == s { print $2 }' "$pkgs" | tr '\n' ' ')
 	[ -n "$list" ] || continue
-	echo "env: installing from $suite: $list"
+	phase "3/4: installing from $suite: $list"
 	chroot "$root" apt-get install -y -qq -t "$suite" $list
 done
+phase "4/4: apt-get clean"
 chroot "$root" apt-get clean
 STAGE
 
