@@ -222,11 +222,15 @@ fuzz: $(FUZZ_TARGETS)
 demo: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 600 scripts/demo.sh
 
+# The VM writes a line per run to BENCH_PROGRESS (in OUTPUT, which it
+# sees), and the host prints each as it comes (scripts/follow.sh).
+BENCH_PROGRESS := $(OUTPUT)/bench.progress
 # QUICK=1: every arrangement once, short runs (the machinery, not numbers).
 bench: all
-	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 7000 bench/run.sh \
+	$(Q)scripts/follow.sh $(BENCH_PROGRESS) \
+		scripts/vmrun.sh -k $(KERNEL) -t 7000 bench/run.sh \
 		$(if $(QUICK),--quick --out $(OUTPUT)/bench-quick,--out bench/results) \
-		$(BENCH_ARGS)
+		--progress $(BENCH_PROGRESS) $(BENCH_ARGS)
 
 bench-rate: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 5000 bench/rate.sh --out bench/results \
