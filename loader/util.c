@@ -303,6 +303,17 @@ void hbm_json_push(json_t *arr, json_t *v)
 		hbm_json_failed = true;
 }
 
+json_t *hbm_json_drops(const __u64 *drops, __u64 total)
+{
+	json_t *o = json_object();
+	int i;
+
+	for (i = 0; i < HBM_DROP_MAX; i++)
+		hbm_json_set(o, hbm_drop_name(i), hbm_json_u64(drops[i]));
+	hbm_json_set(o, "total", hbm_json_u64(total));
+	return o;
+}
+
 /*
  * 15 significant digits for a real: those of hbm_json_num()'s text come
  * back as they were (DBL_DIG), without the 17th's noise (0.3, not

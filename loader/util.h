@@ -102,6 +102,9 @@ json_t *hbm_json_u64(__u64 v);
  */
 json_t *hbm_json_num(const char *text);
 
+/* Drops by reason, as show's "drops": {"threshold": N, ..., "total": N}. */
+json_t *hbm_json_drops(const __u64 *drops, __u64 total);
+
 /* @v (taken, even on failure) as @obj's @key, after those set before. */
 void hbm_json_set(json_t *obj, const char *key, json_t *v);
 
