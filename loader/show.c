@@ -573,9 +573,12 @@ static int hbm_watch(const struct hbm_show_args *args,
 			hbm_rates_of(hbm_prev_of(prev, nprev, &cur[i].key),
 				     &cur[i].dr, t_cur - t_prev, &r[i]);
 		hbm_fmt_iso8601(when, sizeof(when), &now);
-		if (!only || ncur)
-			hbm_watch_print(stdout, args->json, when,
-					t_cur - t_prev, cur, r, ncur);
+		if ((!only || ncur) &&
+		    hbm_watch_print(stdout, args->json, when, t_cur - t_prev,
+				    cur, r, ncur)) {
+			hbm_fail("write", "JSON");
+			goto out;
+		}
 		fflush(stdout);
 		free(prev);
 		prev = cur;
