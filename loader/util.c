@@ -201,37 +201,6 @@ static size_t hbm_utf8_len(const unsigned char *s)
 	return n;
 }
 
-void hbm_json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n;
-
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p++);
-			continue;
-		}
-		if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\u%04x", *p++);
-			continue;
-		}
-		n = hbm_utf8_len(p);
-		if (!n) {
-			fputs("\\ufffd", f);
-			p++;
-			continue;
-		}
-		fwrite(p, 1, n, f);
-		p += n;
-	}
-	fputc('"', f);
-}
-
 /* Set where a JSON value could not be built; hbm_json_write() reports it. */
 static bool hbm_json_failed;
 

@@ -65,15 +65,6 @@ void hbm_dev_label(char *buf, size_t len, const struct hbm_dev_key *key,
 const char *hbm_drop_name(int reason);
 
 /*
- * @s as a JSON string, quoted, on @f; NULL as null. '"', '\\' and control
- * characters (and DEL) are escaped, well-formed UTF-8 (RFC 3629) passes
- * through as it is, and each byte that is not part of one becomes U+FFFD
- * (\ufffd), as Go's encoding/json does: the output is always valid JSON,
- * and a name that is not UTF-8 (a path may be any bytes) shows where.
- */
-void hbm_json_str(FILE *f, const char *s);
-
-/*
  * JSON output (show --json, class list --json, show --watch --json) is
  * built as jansson values and written by hbm_json_write(). The helpers
  * below never fail by themselves: where jansson cannot allocate a value
@@ -125,7 +116,7 @@ void hbm_text_str(FILE *f, const char *s);
  * @s as a label value of the Prometheus text format, quoted, on @f: '\',
  * '"' and newline escaped as the format asks, the rest as it is but for a
  * byte that is not part of well-formed UTF-8 (which the format requires),
- * written as U+FFFD, as hbm_json_str() does.
+ * written as U+FFFD, as hbm_json_string() does.
  */
 void hbm_prom_str(FILE *f, const char *s);
 
