@@ -102,12 +102,13 @@ else
 CC ?= cc
 CFLAGS ?= -O2 -g
 HBM_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
-	-Werror -MMD -MP -Iinclude -I$(OUTPUT)
+	-Werror -MMD -MP -Iinclude -I$(OUTPUT) \
+	$(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Werror \
 	-fms-extensions -Wno-microsoft-anon-tag \
 	-MMD -MP -Ivmlinux -Iinclude -Iqdisc
-LIBS := $(shell $(PKG_CONFIG) --libs libbpf libmnl 2>/dev/null || \
-	echo -lbpf -lmnl) -lelf -lz
+LIBS := $(shell $(PKG_CONFIG) --libs libbpf libmnl jansson 2>/dev/null || \
+	echo -lbpf -lmnl -ljansson) -lelf -lz
 
 BPF_OBJ := $(OUTPUT)/bpf_hbm.bpf.o
 SKEL := $(OUTPUT)/bpf_hbm.skel.h
