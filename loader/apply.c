@@ -132,14 +132,19 @@ static int hbm_apply_read_dev(struct hbm_apply_ctx *x, const char *name,
 	d->txq = hbm_tx_queues(&x->nl, name, ifindex);
 	if (d->txq < 0)
 		return d->txq;
+	/* What a line without --rate asks for. */
+	if (hbm_dev_link_rate(name, &d->link_bps, d->link_err,
+			      sizeof(d->link_err)))
+		d->link_bps = 0;
 	if (!x->loaded)
 		return 0;
 	if (!bpf_map_lookup_elem(x->maps.config, &key, &d->cfg)) {
 		d->unfinished = d->cfg.flags & HBM_F_ATTACHING;
 		/* As show says it: on only where the marker is, too. */
 		d->ecn = (d->cfg.flags & HBM_F_ECN) && hbm_marker_seen(&key);
-	} else {
-		hbm_config_default(&d->cfg);
+	} else if (d->attached) {
+		/* tc qdisc add's: it runs at load's defaults (load --rate). */
+		hbm_bpf_defaults(&d->cfg);
 	}
 	for (i = 0; i < x->ncls; i++)
 		if (x->cls[i].key.ifindex == key.ifindex &&
@@ -348,6 +353,13 @@ int hbm_cmd_apply(struct hbm_conf *c, bool dry_run)
 	for (i = 0; i < n; i++) {
 		if (ch[i].kind == HBM_CH_NOTE) {
 			hbm_note("%s", ch[i].text);
+			continue;
+		}
+		/* Refused by the plan: a failed change, dry run or not. */
+		if (ch[i].kind == HBM_CH_FAIL) {
+			fprintf(stderr, HBM_PROG ": couldn't apply %s:%d: %s\n",
+				c->file, ch[i].line, ch[i].text);
+			failed++;
 			continue;
 		}
 		if (dry_run) {

@@ -92,6 +92,12 @@ struct hbm_cur_dev {
 	struct hbm_config cfg;		/* hbm_config's, or the defaults */
 	bool ecn;			/* HBM_F_ECN, and the marker there */
 	bool unfinished;		/* HBM_F_ATTACHING: attach completes it */
+	/*
+	 * Its link speed as a rate (hbm_dev_link_rate()), what a line
+	 * without --rate asks for; 0: none, and link_err says why.
+	 */
+	__u64 link_bps;
+	char link_err[128];
 	struct hbm_cur_class *cls;
 	int ncls;
 };
@@ -105,9 +111,17 @@ enum hbm_change_kind {
 	HBM_CH_CLASS_DEL,
 	HBM_CH_CLASS_SET,
 	HBM_CH_CLASS_ADD,
+	HBM_CH_FAIL,			/* refused: a line without --rate on a
+					 * device of unknown link speed */
 };
 
-/* One change, with what its command needs and what apply prints. */
+/*
+ * One change, with what its command needs and what apply prints. A
+ * device line without --rate asks for the device's link speed: the
+ * change gives it as --rate, and its text says "(link speed)"; where the
+ * speed is unknown, the plan has a HBM_CH_FAIL for the device instead of
+ * its changes (and its classes'), which apply reports as a failed change.
+ */
 struct hbm_change {
 	enum hbm_change_kind kind;
 	char dev[IF_NAMESIZE];

@@ -5,6 +5,7 @@
  * (detach the link, remove the pins). What the pins are is pins.c's.
  */
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
 
+#include "config.h"
 #include "objects.h"
 #include "bpf_hbm.skel.h"
 
@@ -195,8 +197,12 @@ static int hbm_load_error(int err, const char *what)
 			      strerror(-err));
 }
 
-/* The rodata a fresh load gets (load --flow-idle); 0 keeps the default. */
+/*
+ * The rodata a fresh load gets (load --flow-idle, --rate); 0 keeps the
+ * default.
+ */
 static __u64 hbm_flow_idle_ns;
+static __u64 hbm_default_rate_bps;
 
 /*
  * Open, load, register and pin bpf_hbm. Over 80 lines on purpose: each
@@ -229,6 +235,8 @@ static int hbm_load_fresh(void)
 	}
 	if (hbm_flow_idle_ns)
 		skel->rodata->hbm_flow_idle_ns = hbm_flow_idle_ns;
+	if (hbm_default_rate_bps)
+		skel->rodata->hbm_defaults.rate_bps = hbm_default_rate_bps;
 	/* The tests' fault injection: every Nth flow allocation fails. */
 	fault = getenv("BPF_HBM_FAULT_FLOW_ALLOC");
 	if (fault)
@@ -321,16 +329,18 @@ out:
 
 /*
  * Load and pin bpf_hbm unless it is loaded; *fresh tells whether this call
- * loaded it (with @flow_idle_ns, if not 0). Stale pins (no valid link among them, say from a crash) are
- * removed first.
+ * loaded it (with @flow_idle_ns and @rate_bps, the unconfigured devices'
+ * rate, where not 0). Stale pins (no valid link among them, say from a
+ * crash) are removed first.
  */
-int hbm_bpf_load(__u64 flow_idle_ns, bool *fresh)
+int hbm_bpf_load(__u64 flow_idle_ns, __u64 rate_bps, bool *fresh)
 {
 	enum hbm_state state;
 	int err;
 
 	*fresh = false;
 	hbm_flow_idle_ns = flow_idle_ns;
+	hbm_default_rate_bps = rate_bps;
 	err = hbm_check_caps();
 	if (err)
 		return err;
@@ -363,4 +373,65 @@ int hbm_bpf_load(__u64 flow_idle_ns, bool *fresh)
 		return err;
 	*fresh = true;
 	return 0;
+}
+
+/*
+ * The load-time defaults (hbm_defaults in the object's .rodata) of the
+ * loaded bpf_hbm: what a device without a configuration gets. The
+ * .rodata map is not pinned, but the marker program, which is, uses it
+ * (hbm_config_of()): it is the one of the program's maps named *.rodata
+ * with this skeleton's layout.
+ */
+int hbm_bpf_defaults(struct hbm_config *cfg)
+{
+	struct bpf_prog_info info = {};
+	struct bpf_map_info mi;
+	__u32 len = sizeof(info), mlen, ids[16], key = 0, i;
+	struct bpf_hbm__rodata ro = {};
+	char path[128];
+	int prog, fd, err = -ENOENT;
+	size_t n;
+
+	hbm_config_default(cfg);
+	hbm_pin_path(path, sizeof(path), HBM_CE_PROG);
+	prog = bpf_obj_get(path);
+	if (prog < 0)
+		return hbm_set_reason(-errno, "couldn't open %s: %s", path,
+				      strerror(errno));
+	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_prog_get_info_by_fd(prog, &info, &len)) {
+		err = -errno;
+		info.nr_map_ids = 0;
+	}
+	close(prog);
+	for (i = 0; i < info.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]);
+	     i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0) {
+			err = -errno;
+			continue;
+		}
+		memset(&mi, 0, sizeof(mi));
+		mlen = sizeof(mi);
+		n = 0;
+		if (!bpf_map_get_info_by_fd(fd, &mi, &mlen))
+			n = strlen(mi.name);
+		if (mi.type == BPF_MAP_TYPE_ARRAY && n >= 7 &&
+		    !strcmp(mi.name + n - 7, ".rodata") &&
+		    mi.value_size <= sizeof(ro) &&
+		    mi.value_size >= offsetof(struct bpf_hbm__rodata,
+					      hbm_defaults) + sizeof(*cfg) &&
+		    !bpf_map_lookup_elem(fd, &key, &ro)) {
+			close(fd);
+			/* As hbm_config_of() copies it; no class levels. */
+			memcpy(cfg, (const void *)&ro.hbm_defaults,
+			       sizeof(*cfg));
+			cfg->class_levels = 0;
+			return 0;
+		}
+		close(fd);
+	}
+	return hbm_set_reason(err, "couldn't read bpf_hbm's load-time defaults: %s",
+			      strerror(-err));
 }

@@ -14,8 +14,12 @@
 #include "metrics.h"
 #include "objects.h"
 
-/* lifecycle.c: load, unload */
-int hbm_cmd_load(__u64 flow_idle_ns);
+/*
+ * lifecycle.c: load (with --flow-idle, and --rate: the rate of devices
+ * without a configuration, as `tc qdisc add` makes them; 0: the
+ * defaults), unload
+ */
+int hbm_cmd_load(__u64 flow_idle_ns, __u64 rate_bps);
 int hbm_cmd_unload(bool force);
 
 /* device.c: attach, set, detach */
@@ -40,6 +44,12 @@ struct hbm_attach_args {
 	bool replace;
 };
 
+/*
+ * The rate for @dev without --rate: its link speed, as bit/s, into *@bps.
+ * Returns 0, or a negative errno with the reason in @err ("the link speed
+ * is unknown; give --rate").
+ */
+int hbm_dev_link_rate(const char *dev, __u64 *bps, char *err, size_t len);
 int hbm_dev_detach(struct hbm_nl *nl, int ifindex, const struct hbm_maps *maps,
 		   bool *attached);
 int hbm_cmd_attach(const struct hbm_attach_args *args);

@@ -502,11 +502,12 @@ static void hbm_cfg_of_class(struct hbm_config *c,
 /*
  * Append ", NAME OLD -> NEW" for each of the options below @end whose
  * value differs between @from and @to (with @arrow; without it, ", NAME
- * NEW"). Returns how many differ.
+ * NEW"), the rate followed by " (link speed)" with @link. Returns how many
+ * differ.
  */
 static int hbm_cfg_diff(char *buf, size_t len, const struct hbm_config *from,
 			const struct hbm_config *to, enum hbm_opt end,
-			bool arrow)
+			bool arrow, bool link)
 {
 	char a[HBM_FMT_BUFSZ], b[HBM_FMT_BUFSZ];
 	enum hbm_opt o;
@@ -522,6 +523,9 @@ static int hbm_cfg_diff(char *buf, size_t len, const struct hbm_config *from,
 				 a, b);
 		else
 			hbm_catf(buf, len, ", %s %s", hbm_opt_name(o), b);
+		/* The rate a line without --rate gets: DEV's link speed. */
+		if (link && o == HBM_OPT_RATE)
+			hbm_catf(buf, len, " (link speed)");
 		n++;
 	}
 	return n;
@@ -634,7 +638,7 @@ static void hbm_plan_classes(struct hbm_plan_out *p,
 		if (now) {
 			hbm_cfg_of_class(&had, &now->cfg);
 			if (!hbm_cfg_diff(items, sizeof(items), &had, &want,
-					  HBM_OPT_LIMIT, true))
+					  HBM_OPT_LIMIT, true, false))
 				continue;	/* as it should be */
 			ch = hbm_plan_add(p, HBM_CH_CLASS_SET, d->name,
 					  cl->line);
@@ -648,7 +652,7 @@ static void hbm_plan_classes(struct hbm_plan_out *p,
 			hbm_config_default(&had);
 			had.rate_bps = 0;
 			hbm_cfg_diff(items, sizeof(items), &had, &want,
-				     HBM_OPT_LIMIT, false);
+				     HBM_OPT_LIMIT, false, false);
 			ch = hbm_plan_add(p, HBM_CH_CLASS_ADD, d->name,
 					  cl->line);
 			if (!ch)
@@ -694,11 +698,27 @@ static void hbm_plan_dev(struct hbm_plan_out *p, const struct hbm_conf_dev *d,
 {
 	enum hbm_parent parent = d->parent;
 	bool ecn = d->ecn != HBM_ECN_OFF;
-	struct hbm_config had;
+	bool link = !(d->opts.given & (1U << HBM_OPT_RATE));
+	struct hbm_config had, want = d->cfg;
+	struct hbm_opts opts = d->opts;
 	struct hbm_change *ch;
 	char items[400];
 	int n;
 
+	/* No --rate: DEV's link speed, as attach takes it; none: refused. */
+	if (link && !cur->link_bps) {
+		ch = hbm_plan_add(p, HBM_CH_FAIL, d->name, d->line);
+		if (ch)
+			snprintf(ch->text, sizeof(ch->text), "%s: %s", d->name,
+				 cur->link_err[0] ? cur->link_err :
+				 "the link speed is unknown; give --rate");
+		return;
+	}
+	if (link) {
+		want.rate_bps = cur->link_bps;
+		opts.val[HBM_OPT_RATE] = cur->link_bps;
+		opts.given |= 1U << HBM_OPT_RATE;
+	}
 	if (parent == HBM_PARENT_AUTO)
 		parent = cur->txq > 1 ? HBM_PARENT_MQ : HBM_PARENT_ROOT;
 	items[0] = '\0';
@@ -708,15 +728,15 @@ static void hbm_plan_dev(struct hbm_plan_out *p, const struct hbm_conf_dev *d,
 			 hbm_parent_name(parent));
 		hbm_config_default(&had);
 		had.rate_bps = 0;
-		hbm_cfg_diff(items, sizeof(items), &had, &d->cfg, HBM_OPT_MAX,
-			     false);
+		hbm_cfg_diff(items, sizeof(items), &had, &want, HBM_OPT_MAX,
+			     false, link);
 		hbm_catf(items, sizeof(items), ", ecn %s", ecn ? "on" : "off");
 		ch = hbm_plan_add(p, HBM_CH_ATTACH, d->name, d->line);
 		if (!ch)
 			return;
 		snprintf(ch->text, sizeof(ch->text), "%s: attached (%s)",
 			 d->name, items + 2);
-		ch->opts = d->opts;
+		ch->opts = opts;
 		ch->parent = parent;
 		ch->ecn = ecn ? HBM_ECN_ON : HBM_ECN_OFF;
 		ch->replace = d->replace;
@@ -728,8 +748,8 @@ static void hbm_plan_dev(struct hbm_plan_out *p, const struct hbm_conf_dev *d,
 		hbm_catf(items, sizeof(items), ", parent %s -> %s",
 			 hbm_parent_name(cur->parent),
 			 hbm_parent_name(parent));
-	n = hbm_cfg_diff(items, sizeof(items), &cur->cfg, &d->cfg,
-			 HBM_OPT_MAX, true);
+	n = hbm_cfg_diff(items, sizeof(items), &cur->cfg, &want,
+			 HBM_OPT_MAX, true, link);
 	if (cur->ecn != ecn)
 		hbm_catf(items, sizeof(items), ", ecn %s -> %s",
 			 cur->ecn ? "on" : "off", ecn ? "on" : "off");
@@ -743,7 +763,7 @@ static void hbm_plan_dev(struct hbm_plan_out *p, const struct hbm_conf_dev *d,
 			return;
 		snprintf(ch->text, sizeof(ch->text), "%s: re-attached (%s)",
 			 d->name, items + 2);
-		ch->opts = d->opts;
+		ch->opts = opts;
 		ch->parent = parent;
 		ch->ecn = ecn ? HBM_ECN_ON : HBM_ECN_OFF;
 		ch->replace = true;
@@ -754,7 +774,7 @@ static void hbm_plan_dev(struct hbm_plan_out *p, const struct hbm_conf_dev *d,
 		snprintf(ch->text, sizeof(ch->text), "%s: set %s", d->name,
 			 items + 2);
 		/* Every option, so that set reaches the file's exactly. */
-		hbm_opts_of(&ch->opts, &d->cfg, HBM_OPT_MAX);
+		hbm_opts_of(&ch->opts, &want, HBM_OPT_MAX);
 		ch->ecn = cur->ecn == ecn ? HBM_ECN_KEEP :
 			  ecn ? HBM_ECN_ON : HBM_ECN_OFF;
 	}

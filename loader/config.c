@@ -340,3 +340,22 @@ int hbm_config_apply(struct hbm_config *cfg, const struct hbm_opts *o,
 	*cfg = c;
 	return 0;
 }
+
+int hbm_link_rate(__u32 mbps, __u64 *bps, char *err, size_t errlen)
+{
+	char r[HBM_FMT_BUFSZ];
+	__u64 v = (__u64)mbps * 1000000;
+
+	if (!mbps || mbps == HBM_SPEED_UNKNOWN) {
+		hbm_cfg_err(err, errlen, "the link speed is unknown; give --rate");
+		return -ENODATA;
+	}
+	if (v > HBM_MAX_RATE_BPS) {
+		hbm_fmt_rate(r, sizeof(r), v);
+		hbm_cfg_err(err, errlen, "the link speed %s is above bpf_hbm's 400Gbit; give --rate",
+			    r);
+		return -ERANGE;
+	}
+	*bps = v;
+	return 0;
+}

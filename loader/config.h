@@ -86,4 +86,16 @@ int hbm_config_validate(const struct hbm_config *cfg, char *err,
 int hbm_config_apply(struct hbm_config *cfg, const struct hbm_opts *o,
 		     char *err, size_t errlen);
 
+/* ethtool's SPEED_UNKNOWN, in Mb/s (linux/ethtool.h) */
+#define HBM_SPEED_UNKNOWN	0xffffffffU
+
+/*
+ * The rate attach gives a device without --rate: its link speed @mbps, in
+ * Mb/s as ethtool reports it, as bit/s into *@bps. Returns 0, -ENODATA
+ * where the speed is unknown (0, or SPEED_UNKNOWN: no carrier, or a
+ * device that has none, as dummy), or -ERANGE above HBM_MAX_RATE_BPS,
+ * with the reason in @err ("the link speed is unknown; give --rate").
+ */
+int hbm_link_rate(__u32 mbps, __u64 *bps, char *err, size_t errlen);
+
 #endif /* HBM_CONFIG_H */

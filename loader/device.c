@@ -26,6 +26,7 @@
 #include <linux/pkt_sched.h>
 
 #include "cmds.h"
+#include "units.h"
 
 /*
  * Delete the device's bpf_hbm root (or mq root with bpf_hbm children), so
@@ -286,6 +287,16 @@ static bool hbm_attach_unfinished(const struct hbm_dev_key *key)
 	return ret;
 }
 
+int hbm_dev_link_rate(const char *dev, __u64 *bps, char *err, size_t len)
+{
+	__u32 mbps = 0;
+
+	/* A driver that reports no speed (-EOPNOTSUPP) is one unknown. */
+	if (hbm_link_speed(dev, &mbps))
+		mbps = 0;
+	return hbm_link_rate(mbps, bps, err, len);
+}
+
 int hbm_cmd_attach(const struct hbm_attach_args *a)
 {
 	bool replace = a->replace;
@@ -301,6 +312,8 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	int ifindex, txq, e;
 	bool ecn = a->ecn != HBM_ECN_OFF;
 	bool fresh, marked, swaps;
+	bool link = !(a->opts.given & (1U << HBM_OPT_RATE));
+	char rate[HBM_FMT_BUFSZ];
 	const char *kind;
 	struct hbm_root r;
 
@@ -357,8 +370,14 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 	 * a handle from its dump (hbm_root_restore()).
 	 */
 	swaps = !(r.attached && !strcmp(r.q.kind, kind));
+	/* No --rate: the link speed, where the driver reports one. */
+	if (link && hbm_dev_link_rate(a->dev, &cfg.rate_bps, err,
+				      sizeof(err))) {
+		hbm_error("attach", a->dev, "%s", err);
+		goto out;
+	}
 
-	if (hbm_bpf_load(0, &fresh)) {
+	if (hbm_bpf_load(0, 0, &fresh)) {
 		hbm_fail("load", HBM_KIND);
 		goto out;
 	}
@@ -428,6 +447,11 @@ int hbm_cmd_attach(const struct hbm_attach_args *a)
 		goto fail;
 	}
 	ret = HBM_EXIT_OK;
+	if (link) {
+		hbm_fmt_rate(rate, sizeof(rate), cfg.rate_bps);
+		hbm_note("%s: no --rate, using the link speed %s", a->dev,
+			 rate);
+	}
 	goto out;
 fail:
 	hbm_fail("attach", a->dev);
@@ -474,8 +498,9 @@ int hbm_cmd_set(const char *dev, const struct hbm_opts *opts,
 		hbm_error("set", dev, "bpf_hbm not attached to %s", dev);
 		goto out;
 	}
+	/* Unconfigured (tc qdisc add): from what it runs with, load's. */
 	if (!has_cfg)
-		hbm_config_default(&cfg);
+		hbm_bpf_defaults(&cfg);
 	/* Kept by class add and del: what the map says, in any case. */
 	if (hbm_class_levels(&maps, &key, NULL, &cfg.class_levels))
 		goto fail;

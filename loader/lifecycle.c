@@ -11,17 +11,19 @@
 
 #include "cmds.h"
 
-int hbm_cmd_load(__u64 flow_idle_ns)
+int hbm_cmd_load(__u64 flow_idle_ns, __u64 rate_bps)
 {
 	bool fresh;
 
-	if (hbm_bpf_load(flow_idle_ns, &fresh)) {
+	if (hbm_bpf_load(flow_idle_ns, rate_bps, &fresh)) {
 		hbm_fail("load", HBM_KIND);
 		return HBM_EXIT_FAIL;
 	}
-	if (!fresh && flow_idle_ns) {
+	if (!fresh && (flow_idle_ns || rate_bps)) {
 		hbm_error("load", HBM_KIND,
-			  "already loaded: --flow-idle applies to a fresh load (bpf-hbm unload first)");
+			  "already loaded: %s applies to a fresh load (bpf-hbm unload first)",
+			  flow_idle_ns && rate_bps ? "--flow-idle and --rate" :
+			  flow_idle_ns ? "--flow-idle" : "--rate");
 		return HBM_EXIT_FAIL;
 	}
 	if (fresh)

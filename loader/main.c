@@ -31,11 +31,16 @@ static const char hbm_help[] =
 "ECN-capable packets instead, and their senders get no CN.\n"
 "\n"
 "Commands:\n"
-"  load [--flow-idle TIME]\n"
+"  load [--flow-idle TIME] [--rate RATE]\n"
 "                 load bpf_hbm and register the \"bpf_hbm\" qdisc kind (after\n"
 "                 this, `tc qdisc add dev DEV root bpf_hbm` works too);\n"
 "                 --flow-idle: how long an emptied flow stays cached before\n"
-"                 the GC may free it (default 1s, 1ms..1h), for this load\n"
+"                 the GC may free it (default 1s, 1ms..1h), for this load;\n"
+"                 --rate: the rate of a device bpf-hbm has not configured\n"
+"                 (a `tc qdisc add`'s: show says \"unconfigured\", JSON\n"
+"                 \"configured\": false, and gives load's defaults as its\n"
+"                 \"config\"), for this load (default 1gbit,\n"
+"                 1mbit..400gbit)\n"
 "  unload [--force]\n"
 "                 unregister the kind and remove the pins (ECN markers\n"
 "                 included). Refused while a device (in any network\n"
@@ -46,7 +51,9 @@ static const char hbm_help[] =
 "  attach DEV [SHAPING OPTION...] [--ecn on|off] [--parent root|mq]\n"
 "         [--replace]\n"
 "                 attach bpf_hbm to DEV (loading it if needed), configured\n"
-"                 with the defaults below and the options given\n"
+"                 with the defaults below and the options given; without\n"
+"                 --rate, at DEV's link speed (as ethtool gives it), and\n"
+"                 refused (exit 1) where DEV's driver reports none\n"
 "  set DEV [SHAPING OPTION...] [--ecn on|off]\n"
 "                 change DEV's configuration in place: the qdisc uses the\n"
 "                 new values from the next packet on, nothing is re-attached\n"
@@ -76,8 +83,9 @@ static const char hbm_help[] =
 "  help           this text\n"
 "\n"
 "Shaping options (attach, set):\n"
-"  --rate RATE          rate of DEV's virtual queue, L2 bytes (default 1gbit;\n"
-"                       1mbit..400gbit)\n"
+"  --rate RATE          rate of DEV's virtual queue, L2 bytes\n"
+"                       (default DEV's link speed, where its driver reports\n"
+"                       one: veth's is 10gbit, a dummy's none; 1mbit..400gbit)\n"
 "  --burst TIME         idle credit the virtual queue keeps (default 100us)\n"
 "  --mark TIME          delay above which packets are marked and TCP senders\n"
 "                       get CN, increasingly likely up to drop (default 50us)\n"
@@ -223,7 +231,11 @@ static const char hbm_help[] =
 "Configuration file (apply):\n"
 "  DEV [ATTACH OPTION...]  a device and attach's options for it: the\n"
 "                       shaping options, --ecn, --parent; --replace lets\n"
-"                       apply replace a root qdisc of DEV's own\n"
+"                       apply replace a root qdisc of DEV's own. Without\n"
+"                       --rate, DEV's link speed as attach takes it (apply\n"
+"                       sets it again where it changed; the lines say \"(link\n"
+"                       speed)\"); where DEV has none, its line is a failed\n"
+"                       change, DEV and its classes are left as they are\n"
 "  DEV class --cgroup PATH --rate RATE [CLASS OPTION...]  a class of DEV\n"
 "                       with class add's options; DEV has a line of its own\n"
 "  # starts a comment, to the end of the line; blank lines are ignored.\n"
@@ -282,7 +294,6 @@ static const char hbm_help[] =
 "  bpf-hbm: couldn't <verb> <object>: <reason>\n";
 
 #define HBM_SHAPE_USAGE							\
-"  --rate RATE        rate (default 1gbit; 1mbit..400gbit)\n"		\
 "  --burst TIME       idle credit (default 100us)\n"			\
 "  --mark TIME        mark/CN threshold (default 50us)\n"		\
 "  --drop TIME        drop threshold (default 500us)\n"			\
@@ -351,7 +362,11 @@ struct hbm_cmd {
 
 static int hbm_run_load(const struct hbm_args *a)
 {
-	return hbm_cmd_load(a->flow_idle_ns);
+	const struct hbm_opts *o = &a->attach.opts;
+
+	return hbm_cmd_load(a->flow_idle_ns,
+			    o->given & (1U << HBM_OPT_RATE) ?
+			    o->val[HBM_OPT_RATE] : 0);
 }
 
 static int hbm_run_unload(const struct hbm_args *a)
@@ -493,13 +508,17 @@ static int hbm_run_apply(const struct hbm_args *a)
 
 static const struct hbm_cmd hbm_cmds[] = {
 	{ "load", HBM_CMD_LOAD, false, false,
-	  "Usage: bpf-hbm load [-v] [--flow-idle TIME]\n"
+	  "Usage: bpf-hbm load [-v] [--flow-idle TIME] [--rate RATE]\n"
 	  "Load bpf_hbm, register the \"bpf_hbm\" qdisc kind and pin it in\n"
 	  HBM_PIN_DIR " (mounting bpffs if needed). Does nothing if\n"
 	  "it is loaded; stale pins are removed first.\n"
 	  "  --flow-idle TIME   how long an emptied flow stays cached before\n"
 	  "                     it may be freed (default 1s, 1ms..1h); only\n"
-	  "                     when this command loads bpf_hbm\n",
+	  "                     when this command loads bpf_hbm\n"
+	  "  --rate RATE        the rate of devices bpf-hbm has not configured,\n"
+	  "                     as `tc qdisc add dev DEV root bpf_hbm` makes\n"
+	  "                     them (default 1gbit, 1mbit..400gbit); only when\n"
+	  "                     this command loads bpf_hbm\n",
 	  hbm_run_load },
 	{ "unload", HBM_CMD_UNLOAD, false, false,
 	  "Usage: bpf-hbm unload [-v] [--force]\n"
@@ -513,6 +532,9 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "Usage: bpf-hbm attach DEV [OPTION...]\n"
 	  "Attach bpf_hbm to DEV, loading it if needed; the configuration is\n"
 	  "the defaults overridden by the options.\n"
+	  "  --rate RATE        rate (default DEV's link speed, as ethtool\n"
+	  "                     gives it; refused where DEV has none, as a dummy;\n"
+	  "                     1mbit..400gbit)\n"
 	  HBM_SHAPE_USAGE
 	  "  --ecn on|off       CE-mark ECN-capable packets over mark with a\n"
 	  "                     marker on DEV's tcx egress hook (default on)\n"
@@ -525,6 +547,7 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "Usage: bpf-hbm set DEV OPTION...\n"
 	  "Change the configuration of DEV, which has bpf_hbm attached, in\n"
 	  "place; options not given keep their current values.\n"
+	  "  --rate RATE        rate (1mbit..400gbit)\n"
 	  HBM_SHAPE_USAGE
 	  "  --ecn on|off       add or remove the ECN marker on DEV's tcx\n"
 	  "                     egress hook (CE instead of CN for ECN senders)\n",

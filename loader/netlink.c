@@ -12,9 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
@@ -451,4 +456,50 @@ int hbm_tx_queues(struct hbm_nl *nl, const char *dev, int ifindex)
 		return n;
 netlink:
 	return hbm_nl_num_tx_queues(nl, ifindex);
+}
+
+/*
+ * ETHTOOL_GLINKSETTINGS takes a handshake: asked with no mask words, the
+ * kernel answers how many it has (negated), and only then the settings.
+ */
+int hbm_link_speed(const char *dev, __u32 *mbps)
+{
+	/* The settings, then 3 masks of up to 127 words (an s8 counts them). */
+	__u64 buf[(sizeof(struct ethtool_link_settings) + 3 * 127 * 4) / 8 + 1];
+	struct ethtool_link_settings *req = (void *)buf;
+	struct ifreq ifr = {};
+	int fd, err = 0, i;
+
+	if (strlen(dev) >= sizeof(ifr.ifr_name))
+		return hbm_set_reason(-ENODEV, "%s", strerror(ENODEV));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return hbm_set_reason(-errno, "socket: %s", strerror(errno));
+	memcpy(ifr.ifr_name, dev, strlen(dev) + 1);
+	ifr.ifr_data = (void *)buf;
+	memset(buf, 0, sizeof(buf));
+	for (i = 0; i < 2; i++) {
+		req->cmd = ETHTOOL_GLINKSETTINGS;
+		if (ioctl(fd, SIOCETHTOOL, &ifr)) {
+			err = -errno;
+			break;
+		}
+		if (req->cmd != ETHTOOL_GLINKSETTINGS ||
+		    req->link_mode_masks_nwords >= 0) {
+			if (i)
+				break;	/* the answer to the real request */
+			err = -EPROTO;
+			break;
+		}
+		/* The handshake's answer: ask again with its word count. */
+		req->link_mode_masks_nwords = -req->link_mode_masks_nwords;
+	}
+	close(fd);
+	if (!err && i == 2)
+		err = -EPROTO;	/* the kernel kept asking for a handshake */
+	if (err)
+		return hbm_set_reason(err, "couldn't read %s's link settings: %s",
+				      dev, strerror(-err));
+	*mbps = req->speed;
+	return 0;
 }

@@ -10,8 +10,14 @@
 #include "pins.h"
 
 /* bpf.c: the BPF object's lifecycle */
-int hbm_bpf_load(__u64 flow_idle_ns, bool *fresh);
+int hbm_bpf_load(__u64 flow_idle_ns, __u64 rate_bps, bool *fresh);
 int hbm_bpf_unload(void);
+/*
+ * The loaded bpf_hbm's load-time defaults, what a device without a
+ * configuration gets (load --rate sets their rate). On failure, the
+ * compiled ones (hbm_config_default()) and a negative errno.
+ */
+int hbm_bpf_defaults(struct hbm_config *cfg);
 
 /* marker.c: the ECN marker on a device's tcx egress hook */
 void hbm_marker_path(char *buf, size_t len, const struct hbm_dev_key *key);
@@ -75,5 +81,14 @@ int hbm_root_get(struct hbm_nl *nl, int ifindex, struct hbm_root *r,
 		 struct hbm_qdiscs *all);
 int hbm_nl_num_tx_queues(struct hbm_nl *nl, int ifindex);
 int hbm_tx_queues(struct hbm_nl *nl, const char *dev, int ifindex);
+
+/*
+ * @dev's link speed in Mb/s, as `ethtool DEV` gives it (SIOCETHTOOL's
+ * ETHTOOL_GLINKSETTINGS, which answers for this network namespace, as
+ * the name does; sysfs may be another's): 0 on success, *@mbps then
+ * possibly HBM_SPEED_UNKNOWN (no carrier); a negative errno where the
+ * driver reports none (-EOPNOTSUPP: dummy, ...), the reason set.
+ */
+int hbm_link_speed(const char *dev, __u32 *mbps);
 
 #endif /* HBM_OBJECTS_H */

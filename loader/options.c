@@ -21,7 +21,9 @@ const struct hbm_optdef hbm_optdefs[] = {
 	{ "verbose", NULL, 'v', HBM_CMD_ALL },
 	{ "flow-idle", "TIME", HBM_OPTV_FLOW_IDLE, HBM_CMD_LOAD },
 	{ "force", NULL, HBM_OPTV_FORCE, HBM_CMD_UNLOAD },
-	HBM_CLASS_SHAPE(HBM_OPT_RATE, "RATE"),
+	/* load's: the rate of devices without a configuration (tc's). */
+	{ NULL, "RATE", HBM_OPTV_SHAPE + HBM_OPT_RATE,
+	  HBM_SHAPING | HBM_CMD_CLASS_ADD | HBM_CMD_CLASS_SET | HBM_CMD_LOAD },
 	HBM_CLASS_SHAPE(HBM_OPT_BURST, "TIME"),
 	HBM_CLASS_SHAPE(HBM_OPT_MARK, "TIME"),
 	HBM_CLASS_SHAPE(HBM_OPT_DROP, "TIME"),
@@ -117,8 +119,14 @@ const char *hbm_opt_default(const struct hbm_optdef *d, unsigned int cmd,
 	/* A class's rate has none: class add requires it. */
 	if (cmd == HBM_CMD_CLASS_ADD && opt == HBM_OPT_RATE)
 		return NULL;
+	/* attach's is DEV's link speed (where its driver reports one). */
+	if (cmd == HBM_CMD_ATTACH && opt == HBM_OPT_RATE) {
+		snprintf(buf, len, "DEV's link speed");
+		return buf;
+	}
 	/* set starts from DEV's configuration, class set from the class's. */
-	if (cmd != HBM_CMD_ATTACH && cmd != HBM_CMD_CLASS_ADD)
+	if (cmd != HBM_CMD_ATTACH && cmd != HBM_CMD_CLASS_ADD &&
+	    !(cmd == HBM_CMD_LOAD && opt == HBM_OPT_RATE))
 		return NULL;
 	if (d->val == HBM_OPTV_ECN && cmd == HBM_CMD_ATTACH) {
 		snprintf(buf, len, "on");

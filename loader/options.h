@@ -74,9 +74,10 @@ const char *hbm_cmd_name(unsigned int cmd);
 int hbm_getopt_table(unsigned int cmd, struct option *out, size_t n);
 
 /*
- * The default of @d for @cmd as --help writes it ("1gbit", "100us", "on")
- * into @buf, or NULL if it has none there (set keeps DEV's current values,
- * class set the class's; class add requires --rate).
+ * The default of @d for @cmd as --help writes it ("1gbit", "100us", "on";
+ * attach's rate: "DEV's link speed") into @buf, or NULL if it has none
+ * there (set keeps DEV's current values, class set the class's; class add
+ * requires --rate).
  */
 const char *hbm_opt_default(const struct hbm_optdef *d, unsigned int cmd,
 			    char *buf, size_t len);

@@ -26,6 +26,13 @@
 #include "units.h"
 
 static __u32 hbm_own;	/* our netns, for sorting and names */
+/*
+ * What an unconfigured device runs with (tc qdisc add without bpf-hbm
+ * attach): the loaded object's load-time defaults (load --rate), read
+ * once per round; whether they could be read.
+ */
+static struct hbm_config hbm_load_defaults;
+static bool hbm_load_defaults_ok;
 
 /*
  * The lateness under which a fraction @q of the watchdog releases left:
@@ -181,6 +188,7 @@ static int hbm_collect(const struct hbm_maps *maps,
 	struct hbm_dev_key *keys = NULL;
 	struct hbm_dev_stats *st = NULL;
 	int i, cnt = 0, nkeys = 1, err;
+	bool defaults_read = false;
 
 	if (!only) {
 		err = hbm_dev_keys(maps->rates, &keys, &nkeys);
@@ -206,8 +214,13 @@ static int hbm_collect(const struct hbm_maps *maps,
 		}
 		s->configured = !bpf_map_lookup_elem(maps->config, &s->key,
 						     &s->cfg);
+		if (!s->configured && !defaults_read) {
+			hbm_load_defaults_ok =
+				!hbm_bpf_defaults(&hbm_load_defaults);
+			defaults_read = true;
+		}
 		if (!s->configured)
-			hbm_config_default(&s->cfg);
+			s->cfg = hbm_load_defaults;
 		s->marker = hbm_marker_seen(&s->key);
 		if (s->key.netns != hbm_own ||
 		    !if_indextoname(s->key.ifindex, s->name))
@@ -413,9 +426,15 @@ static void hbm_print_human(const struct hbm_dev_stats *st, int n,
 		printf("%s%s: ", i ? "\n" : "", label);
 		if (st[i].key.netns == hbm_own)
 			printf("ifindex %u, ", st[i].key.ifindex);
-		printf("%u instance%s%s\n", k->instances,
-		       k->instances == 1 ? "" : "s",
-		       st[i].configured ? "" : ", default config");
+		printf("%u instance%s", k->instances,
+		       k->instances == 1 ? "" : "s");
+		hbm_fmt_rate(a, sizeof(a), st[i].cfg.rate_bps);
+		if (st[i].configured)
+			printf("\n");
+		else if (hbm_load_defaults_ok)
+			printf(", unconfigured (load-time default rate %s)\n", a);
+		else
+			printf(", unconfigured (load-time defaults, which couldn't be read: the compiled ones below)\n");
 		hbm_print_config_human(&st[i]);
 		HBM_KV("enqueued", "%llu", k->enqueued);
 		HBM_KV("packets", "%llu", k->packets);

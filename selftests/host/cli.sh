@@ -37,7 +37,9 @@ for c in add set del list; do
 	expect 0 "^Usage: bpf-hbm class $c" class "$c" -h
 done
 # Every option's default as --help writes it parses (hbm_opt_default).
-expect 0 'default 1gbit' attach -h
+# attach's rate is DEV's link speed; load's is unconfigured devices'.
+expect 0 "default DEV's link speed" attach -h
+expect 0 'default 1gbit' load -h
 
 # Usage errors: status 2, and nothing is done.
 expect 2 'no command given'
@@ -50,6 +52,9 @@ expect 2 'missing DEV' detach
 expect 2 "invalid device name 'a/b'" attach a/b
 expect 2 'invalid device name' attach 0123456789abcdef
 expect 2 "unexpected argument 'extra'" unload extra
+expect 2 "couldn't load bpf_hbm: invalid rate 'fast'" load --rate fast
+expect 2 "couldn't load bpf_hbm: rate 1kbit out of range" load --rate 1kbit
+expect 2 "unrecognized option '--burst'" load --burst 1ms
 # tc's syntax, a bare word naming one of the command's options: a hint.
 expect 2 "unexpected argument 'rate': did you mean --rate?" attach eth0 rate 10gbit
 expect 2 "unexpected argument 'ecn': did you mean --ecn?" set eth0 ecn off

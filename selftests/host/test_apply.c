@@ -201,6 +201,8 @@ static struct hbm_cur_dev cur_as(const struct hbm_conf_dev *d, int txq)
 		.txq = txq,
 		.cfg = d->cfg,
 		.ecn = d->ecn != HBM_ECN_OFF,
+		/* A line without --rate: a link as fast as its rate. */
+		.link_bps = d->cfg.rate_bps,
 	};
 
 	snprintf(cur.name, sizeof(cur.name), "%s", d->name);
@@ -315,6 +317,73 @@ static void test_plan_devices(void)
 	cur[0] = cur_as(&c.dev[0], 1);
 	if (plan(&p, &c, cur, 3))
 		ASSERT_EQ(p.n, 0, "nothing to detach");
+out:
+	free(p.ch);
+	hbm_conf_free(&c);
+}
+
+/* A line without --rate: the device's link speed, or refused. */
+static void test_plan_link_speed(void)
+{
+	struct hbm_cur_dev cur[2];
+	struct plan p = {};
+	struct hbm_config want;
+	struct hbm_conf c;
+	char err[HBM_ERRSZ];
+
+	if (!parse_ok(&c, "eth0 --parent root\nd0 --burst 1ms\n"))
+		goto out;
+	cur[0] = cur_as(&c.dev[0], 1);
+	cur[1] = cur_as(&c.dev[1], 1);
+	cur[0].attached = cur[1].attached = false;
+	cur[0].link_bps = 10000000000ULL;
+	cur[1].link_bps = 0;
+	snprintf(cur[1].link_err, sizeof(cur[1].link_err),
+		 "the link speed is unknown; give --rate");
+	/* eth0 attached at 10gbit, given as --rate; d0 refused, alone. */
+	if (plan(&p, &c, cur, 2) && ASSERT_EQ(p.n, 2, "two entries")) {
+		ASSERT_STREQ(texts(&p),
+			     "eth0: attached (parent root, rate 10Gbit (link speed), ecn on)|"
+			     "d0: the link speed is unknown; give --rate",
+			     "lines");
+		ASSERT_EQ(p.ch[0].kind, HBM_CH_ATTACH, "attach");
+		ASSERT_TRUE(p.ch[0].opts.given & (1U << HBM_OPT_RATE),
+			    "the rate given");
+		ASSERT_U64_EQ(p.ch[0].opts.val[HBM_OPT_RATE], 10000000000ULL,
+			      "as the link speed");
+		ASSERT_EQ(p.ch[1].kind, HBM_CH_FAIL, "refused");
+		ASSERT_EQ(p.ch[1].line, 2, "its line");
+		ASSERT_EQ(hbm_plan_changes(p.ch, p.n), 2, "a failure counts");
+	}
+	/* Attached at the link speed: nothing to change. */
+	hbm_conf_free(&c);
+	if (!parse_ok(&c, "eth0 --parent root\n"))
+		goto out;
+	cur[0] = cur_as(&c.dev[0], 1);
+	cur[0].cfg.rate_bps = cur[0].link_bps = 10000000000ULL;
+	if (plan(&p, &c, cur, 1))
+		ASSERT_EQ(p.n, 0, "as the file says");
+	/* The speed changed (or was the 1gbit default): set to it. */
+	cur[0].link_bps = 25000000000ULL;
+	if (plan(&p, &c, cur, 1) && ASSERT_EQ(p.n, 1, "one change")) {
+		ASSERT_STREQ(p.ch[0].text,
+			     "eth0: set rate 10Gbit -> 25Gbit (link speed)",
+			     "set's line");
+		want = cur[0].cfg;
+		if (ASSERT_OK(hbm_config_apply(&want, &p.ch[0].opts, err,
+					       sizeof(err)), err))
+			ASSERT_U64_EQ(want.rate_bps, 25000000000ULL,
+				      "set reaches the link speed");
+	}
+	/* Attached, speed now unknown: refused, its configuration kept. */
+	cur[0].link_bps = 0;
+	cur[0].link_err[0] = '\0';
+	if (plan(&p, &c, cur, 1) && ASSERT_EQ(p.n, 1, "one entry")) {
+		ASSERT_EQ(p.ch[0].kind, HBM_CH_FAIL, "refused");
+		ASSERT_STREQ(p.ch[0].text,
+			     "eth0: the link speed is unknown; give --rate",
+			     "the reason");
+	}
 out:
 	free(p.ch);
 	hbm_conf_free(&c);
@@ -460,7 +529,7 @@ static void test_plan_classes(void)
 	/* A device attached now: its classes after it, all added. */
 	cur[0].attached = false;
 	if (plan(&p, &c, cur, 1) && ASSERT_EQ(p.n, 3, "three changes"))
-		ASSERT_STREQ(texts(&p), "eth0: attached (parent root, rate 1Gbit, ecn on)|"
+		ASSERT_STREQ(texts(&p), "eth0: attached (parent root, rate 1Gbit (link speed), ecn on)|"
 			     "eth0: class /sys/fs/cgroup/a: added (rate 100Mbit)|"
 			     "eth0: class /sys/fs/cgroup/b: added (rate 200Mbit, mark 10us)",
 			     "attach, then add");
@@ -475,6 +544,7 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_bad_files),
 	HBM_TEST(test_duplicates),
 	HBM_TEST(test_plan_devices),
+	HBM_TEST(test_plan_link_speed),
 	HBM_TEST(test_plan_reattach),
 	HBM_TEST(test_plan_missing),
 	HBM_TEST(test_plan_classes),

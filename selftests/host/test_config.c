@@ -424,7 +424,42 @@ static void test_opt_names(void)
 	ASSERT_STREQ(hbm_opt_name(HBM_OPT_MAX), "?", "max");
 }
 
+/* attach without --rate: ethtool's speed (Mb/s) as the rate. */
+static void test_link_rate(void)
+{
+	char err[HBM_ERRSZ];
+	__u64 bps = 42;
+
+	ASSERT_OK(hbm_link_rate(10000, &bps, err, sizeof(err)), "veth's");
+	ASSERT_U64_EQ(bps, 10000000000ULL, "10000 Mb/s is 10gbit");
+	ASSERT_OK(hbm_link_rate(1, &bps, err, sizeof(err)), "1 Mb/s");
+	ASSERT_U64_EQ(bps, HBM_MIN_RATE_BPS, "the lowest rate");
+	ASSERT_OK(hbm_link_rate(400000, &bps, err, sizeof(err)), "400G");
+	ASSERT_U64_EQ(bps, HBM_MAX_RATE_BPS, "the highest rate");
+	/* Unknown: no carrier (SPEED_UNKNOWN), or none (0, as we pass). */
+	bps = 42;
+	ASSERT_EQ(hbm_link_rate(HBM_SPEED_UNKNOWN, &bps, err, sizeof(err)),
+		  -ENODATA, "SPEED_UNKNOWN");
+	ASSERT_STREQ(err, "the link speed is unknown; give --rate", "reason");
+	ASSERT_U64_EQ(bps, 42, "left alone");
+	ASSERT_EQ(hbm_link_rate((__u32)-1, &bps, err, sizeof(err)), -ENODATA,
+		  "-1");
+	ASSERT_EQ(hbm_link_rate(0, &bps, err, sizeof(err)), -ENODATA, "0");
+	ASSERT_STREQ(err, "the link speed is unknown; give --rate", "reason");
+	/* Above bpf_hbm's highest rate: 800G. */
+	ASSERT_EQ(hbm_link_rate(800000, &bps, err, sizeof(err)), -ERANGE,
+		  "800G");
+	ASSERT_STREQ(err, "the link speed 800Gbit is above bpf_hbm's 400Gbit; give --rate",
+		     "reason");
+	ASSERT_U64_EQ(bps, 42, "left alone");
+	/* A speed no u64 multiplication could overflow, still refused. */
+	ASSERT_EQ(hbm_link_rate(0xfffffffeU, &bps, err, sizeof(err)), -ERANGE,
+		  "huge");
+	ASSERT_EQ(hbm_link_rate(0, &bps, NULL, 0), -ENODATA, "no err buffer");
+}
+
 HBM_TEST_MAIN(
+	HBM_TEST(test_link_rate),
 	HBM_TEST(test_defaults),
 	HBM_TEST(test_parse_ok),
 	HBM_TEST(test_parse_errors),

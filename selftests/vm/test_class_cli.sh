@@ -10,7 +10,7 @@
 
 hbm_veth_setup || hbm_fatal "veth setup"
 CG=$(hbm_cg a)
-assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root || hbm_done
+assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root --rate 1gbit || hbm_done
 assert_ok "class add" inA "$HBM" class add "$DEV_A" --cgroup "$CG" \
 	--rate 100mbit || hbm_done
 

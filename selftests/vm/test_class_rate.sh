@@ -48,7 +48,8 @@ hbm_veth_setup || hbm_fatal "veth setup"
 inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
 CG_A=$(hbm_cg a)
 CG_B=$(hbm_cg b)
-assert_ok "attach at the defaults" inA "$HBM" attach "$DEV_A" --parent root ||
+assert_ok "attach at 1gbit" inA "$HBM" attach "$DEV_A" --parent root \
+	--rate 1gbit ||
 	hbm_done
 assert_ok "class add A 100mbit" inA "$HBM" class add "$DEV_A" \
 	--cgroup "$CG_A" --rate 100mbit || hbm_done

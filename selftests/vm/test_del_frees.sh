@@ -14,7 +14,7 @@ sock_wmem() {
 hbm_veth_setup || hbm_fatal "veth setup"
 # The datagrams ask to leave in 30 s (SO_TXTIME), so they wait in the
 # qdisc; thresholds far out of the way so the policy drops none.
-assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root \
+assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root --rate 1gbit \
 	--mark 30s --drop 60s --drop-large 60s --horizon 100s \
 	--limit 10000 --flow-limit 10000 || hbm_done
 

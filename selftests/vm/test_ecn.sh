@@ -52,7 +52,7 @@ pin=/sys/fs/bpf/bpf_hbm/ce-$(inA stat -L -c %i /proc/self/ns/net)-$(inA cat "/sy
 # directory has to go in first.
 rm -f "$pin"
 mkdir "$pin"
-inA "$HBM" attach "$DEV_A" --parent root 2>"/tmp/$HBM_TEST.err"
+inA "$HBM" attach "$DEV_A" --parent root --rate 1gbit 2>"/tmp/$HBM_TEST.err"
 st=$?
 cat "/tmp/$HBM_TEST.err"
 rmdir "$pin"

@@ -18,7 +18,7 @@ hbm_veth_setup || hbm_fatal "veth setup"
 assert_ok "load with every 2nd flow allocation failing" \
 	env BPF_HBM_FAULT_FLOW_ALLOC=2 "$HBM" load || hbm_done
 before=$(flows)
-assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root || hbm_done
+assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root --rate 1gbit || hbm_done
 
 for p in $(seq 7501 7540); do
 	inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 9 -S "$p" -c 1 -s 100 \

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 hbm_veth_setup || hbm_fatal "veth setup"
-assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root \
+assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root --rate 1gbit \
 	--mark 10s --drop 20s --drop-large 20s --limit 120 --flow-limit 50 \
 	--horizon 60s ||
 	hbm_done

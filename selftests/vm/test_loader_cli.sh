@@ -26,6 +26,9 @@ PIN=/sys/fs/bpf/bpf_hbm
 DEV=hbmc0	# dummy, one tx queue
 DEV4=hbmc4	# dummy, 4 tx queues
 DEVQ=hbmcq	# dummy, 1030 tx queues: more than bpf_hbm's 1024 instances
+# A dummy reports no link speed: attach without --rate is refused on it
+# (test_first_run), after the checks of options and root qdiscs, so the
+# attaches below that are to get further give --rate.
 MON=/tmp/$HBM_TEST.mon
 
 cli_cleanup() {
@@ -244,7 +247,7 @@ assert_ok "--version names the ABI and libbpf" \
 
 # -h on every command prints its usage and runs nothing (no DEV needed).
 declare -A usage=(
-	[load]="Usage: bpf-hbm load [-v] [--flow-idle TIME]"
+	[load]="Usage: bpf-hbm load [-v] [--flow-idle TIME] [--rate RATE]"
 	[unload]="Usage: bpf-hbm unload [-v] [--force]"
 	[attach]="Usage: bpf-hbm attach DEV [OPTION...]"
 	[set]="Usage: bpf-hbm set DEV OPTION..."
@@ -505,7 +508,7 @@ assert_ok "unload of stale pins: none left" test ! -e "$PIN"
 rm "$PIN/hbm_config"
 hbm_run "$HBM" load
 expect 1 "bpf-hbm: couldn't load bpf_hbm: a map pin is missing in $PIN; run bpf-hbm unload first" "load, a map pin missing"
-hbm_run "$HBM" attach "$DEV"
+hbm_run "$HBM" attach "$DEV" --rate 1gbit
 expect 1 "bpf-hbm: couldn't load bpf_hbm: a map pin is missing in $PIN; run bpf-hbm unload first" "attach, a map pin missing"
 assert_str "$(tc qdisc show dev "$DEV")" "$QD0" "attach, a map pin missing: qdiscs unchanged"
 hbm_run "$HBM" unload
@@ -520,7 +523,7 @@ QDQ=$(tc qdisc show dev "$DEVQ")
 assert_eq "$(wc -l <<<"$QDQ")" 1 "$DEVQ: one (default) qdisc"
 
 # Not loaded: the failed attach unloads what it loaded.
-hbm_run "$HBM" attach "$DEVQ"
+hbm_run "$HBM" attach "$DEVQ" --rate 1gbit
 expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1025 of 1030: Cannot allocate memory (all 1024 bpf_hbm instances in use)" "attach 1030 queues, not loaded"
 assert_str "$(tc qdisc show dev "$DEVQ")" "$QDQ" "attach 1030 queues, not loaded: qdiscs unchanged"
 no_pins "attach 1030 queues, not loaded: unloaded again"
@@ -531,7 +534,7 @@ inA "$HBM" attach "$DEV_A" --rate 40mbit || hbm_fatal "attach $DEV_A"
 LOADED=1
 QD_A=$(inA tc qdisc show dev "$DEV_A")
 CFG_A=$(inA "$HBM" show "$DEV_A" --json)
-hbm_run "$HBM" attach "$DEVQ"
+hbm_run "$HBM" attach "$DEVQ" --rate 1gbit
 expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1024 of 1030: Cannot allocate memory (all 1024 bpf_hbm instances in use)" "attach 1030 queues, $DEV_A attached"
 no_pins "attach 1030 queues, loaded" "$DEVQ"
 no_trace "attach 1030 queues, loaded" "$DEVQ" "$QDQ"
@@ -552,7 +555,7 @@ tc qdisc replace dev "$DEV" root handle 9: fq limit 999 flow_limit 33 ||
 	hbm_fatal "fq on $DEV"
 QD=$(tc qdisc show dev "$DEV")
 mkdir "$(marker_pin "$(ifindex "$DEV")" "$NETNS")"
-hbm_run "$HBM" attach "$DEV" --replace --parent root
+hbm_run "$HBM" attach "$DEV" --replace --parent root --rate 1gbit
 rmdir "$(marker_pin "$(ifindex "$DEV")" "$NETNS")"
 assert_eq "$rc" 1 "attach --replace over fq, marker blocked: fails ($err)"
 assert_str "$(tc qdisc show dev "$DEV")" "$QD" "... and $DEV has its fq back, options and all"
@@ -563,7 +566,7 @@ tc qdisc replace dev "$DEVQ" root handle 7: mq &&
 	tc qdisc replace dev "$DEVQ" parent 7:2 handle 72: fq limit 555 ||
 	hbm_fatal "mq on $DEVQ"
 QD=$(tc qdisc show dev "$DEVQ" | sort)
-hbm_run "$HBM" attach "$DEVQ" --replace
+hbm_run "$HBM" attach "$DEVQ" --replace --rate 1gbit
 expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1024 of 1030: Cannot allocate memory (all 1024 bpf_hbm instances in use)" "attach --replace over mq 7: with fq 72:, 1030 queues"
 assert_str "$(tc qdisc show dev "$DEVQ" | sort)" "$QD" "... and $DEVQ has mq 7: and fq 72: back"
 n=$(bpftool -j map dump pinned "$PIN/hbm_instances" | jq length)

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 
 hbm_veth_setup || hbm_fatal "veth setup"
-assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root || hbm_done
+assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root --rate 1gbit || hbm_done
 
 # probe TXTIME_NS [CLOCK]: prints the one-way delay in us (kernel stamps),
 # or nothing if the datagram did not arrive.
