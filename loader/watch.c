@@ -217,9 +217,11 @@ static bool hbm_watch_lock(struct hbm_watch *w)
 }
 
 /*
- * The whole file, as apply does; then every device of it that exists is
- * known under its ifindex if that succeeded, and none is otherwise (its
- * next event tries it again).
+ * The whole file, as apply does; then every device of it is known under
+ * the ifindex it had before the apply, if that succeeded, and none is
+ * otherwise (its next event tries it again). Before: a device that
+ * appears during the apply, too late for it, then has an ifindex its
+ * event does not find known.
  */
 static void hbm_watch_apply_all(struct hbm_watch *w)
 {
@@ -227,13 +229,17 @@ static void hbm_watch_apply_all(struct hbm_watch *w)
 
 	hbm_debounce_clear(&w->db);
 	w->resync = false;
+	for (k = 0; k < w->c->ndev; k++)
+		w->known[k] = 0;
 	if (!hbm_watch_lock(w))
 		return;
+	for (k = 0; k < w->c->ndev; k++)
+		w->known[k] = if_nametoindex(w->c->dev[k].name);
 	ret = hbm_apply_run(w->c, -1, false, true);
 	hbm_unlock();
-	for (k = 0; k < w->c->ndev; k++)
-		w->known[k] = ret == HBM_EXIT_OK ?
-			      (int)if_nametoindex(w->c->dev[k].name) : 0;
+	if (ret != HBM_EXIT_OK)
+		for (k = 0; k < w->c->ndev; k++)
+			w->known[k] = 0;
 }
 
 /* Device @k of the file, which has appeared. */
