@@ -106,12 +106,13 @@ else
 CC ?= cc
 CFLAGS ?= -O2 -g
 HBM_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
-	-Werror -MMD -MP -Iinclude -I$(OUTPUT)
+	-Werror -MMD -MP -Iinclude -I$(OUTPUT) \
+	$(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Werror \
 	-fms-extensions -Wno-microsoft-anon-tag \
 	-MMD -MP -Ivmlinux -Iinclude -Iqdisc
-LIBS := $(shell $(PKG_CONFIG) --libs libbpf libmnl 2>/dev/null || \
-	echo -lbpf -lmnl) -lelf -lz
+LIBS := $(shell $(PKG_CONFIG) --libs libbpf libmnl jansson 2>/dev/null || \
+	echo -lbpf -lmnl -ljansson) -lelf -lz
 
 BPF_OBJ := $(OUTPUT)/bpf_hbm.bpf.o
 SKEL := $(OUTPUT)/bpf_hbm.skel.h
@@ -226,11 +227,15 @@ fuzz: $(FUZZ_TARGETS)
 demo: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 600 scripts/demo.sh
 
+# The VM writes a line per run to BENCH_PROGRESS (in OUTPUT, which it
+# sees), and the host prints each as it comes (scripts/follow.sh).
+BENCH_PROGRESS := $(OUTPUT)/bench.progress
 # QUICK=1: every arrangement once, short runs (the machinery, not numbers).
 bench: all
-	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 7000 bench/run.sh \
+	$(Q)scripts/follow.sh $(BENCH_PROGRESS) \
+		scripts/vmrun.sh -k $(KERNEL) -t 7000 bench/run.sh \
 		$(if $(QUICK),--quick --out $(OUTPUT)/bench-quick,--out bench/results) \
-		$(BENCH_ARGS)
+		--progress $(BENCH_PROGRESS) $(BENCH_ARGS)
 
 bench-rate: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 5000 bench/rate.sh --out bench/results \

@@ -7,10 +7,15 @@
 #   bench/run.sh [--quick] [--out DIR] [--time SECONDS] [--repeat N]
 #                [--arrs "ARR ..."] [--ccs "CC ..."] [--flows "N ..."]
 #                [--rates "MBPS ..."] [--cost-arrs "ARR ..."]
+#                [--progress FILE] [--dry-run]
 #
 # The options after --repeat narrow the run to some rows or arrangements
 # (bench/arrange.sh names, e.g. hbm:nocn); an empty --cost-arrs skips the
-# cost runs.
+# cost runs. After each run, a line on how far it is (bench/progress.sh:
+# "bench: [12/48] fqedt cubic 2 flows 200mbit rep 3/3: 14s, 5m in, ~9m
+# left") goes to stderr, or to FILE (make bench follows it from the host:
+# scripts/follow.sh). --dry-run runs nothing and writes nothing but those
+# lines, for every run the options make (no VM needed).
 #
 # Workload, as in HBM's tables: back-to-back RPCs from A to B over a veth
 # pair, one 10 KB RPC flow plus (flows - 1) 1 MB RPC flows (bench/rpc.c,
@@ -30,7 +35,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-quick=0 out=$repo/bench/results T=6 R=3
+quick=0 out=$repo/bench/results T=6 R=3 dry=0 progress=
 declare -A narrow=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -38,10 +43,12 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--time) T=$2; shift 2 ;;
 	--repeat) R=$2; shift 2 ;;
+	--progress) progress=$2; shift 2 ;;
+	--dry-run) dry=1; shift ;;
 	--arrs|--ccs|--flows|--rates|--cost-arrs)
-		[ $# -ge 2 ] || { sed -n '7,9p' "$0" >&2; exit 2; }
+		[ $# -ge 2 ] || { sed -n '7,10p' "$0" >&2; exit 2; }
 		narrow[$1]=$2; shift 2 ;;
-	*) sed -n '7,9p' "$0" >&2; exit 2 ;;
+	*) sed -n '7,10p' "$0" >&2; exit 2 ;;
 	esac
 done
 if [ $quick = 1 ]; then
@@ -58,13 +65,31 @@ fi
 [ -v "narrow[--rates]" ] && RATES=${narrow[--rates]}
 [ -v "narrow[--cost-arrs]" ] && COST_ARRS=${narrow[--cost-arrs]}
 COST_RATE=100000	# Mbit/s: far above what the VM forwards
-mkdir -p "$out"
 set -- # lib.sh reads $0 only
 . "$repo/selftests/vm/lib.sh"
 NS_A=hbm-bench-a NS_B=hbm-bench-b
 . "$here/arrange.sh"
+. "$here/progress.sh"
 
-bench_begin || exit 1
+meta=$out/meta.txt csv=$out/results.csv cost_csv=$out/cost.csv
+if [ $dry = 1 ]; then
+	PROGRESS_DRY=1 meta=/dev/null csv=/dev/null cost_csv=/dev/null
+else
+	mkdir -p "$out"
+	bench_begin || exit 1
+fi
+# Where the host cannot see FILE (OUTPUT outside the repository), stderr.
+if [ -n "$progress" ] && ! touch "$progress" 2>/dev/null; then
+	echo "bench: cannot write $progress: progress on stderr" >&2
+	progress=
+fi
+PROGRESS_FILE=$progress
+nwords() { echo $#; }
+progress_begin
+progress_kind rpc $(( R + $(nwords $RATES) * $(nwords $FLOWS) * \
+	$(nwords $CCS) * R * $(nwords $ARRS) )) "$T"
+progress_kind cost $(( $(nwords $COST_FLOWS) * R * $(nwords $COST_ARRS) )) \
+	"$COST_T"
 
 kv() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
@@ -135,24 +160,25 @@ one() {
 	echo "kernel: $(uname -r)"
 	echo "vm: $(nproc) vCPUs, $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo), $(grep -qw hypervisor /proc/cpuinfo && echo "QEMU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'))")"
 	echo "date: $(date -u +%FT%TZ)"
-} >"$out/meta.txt"
+} >"$meta"
 
 errors=0
-csv=$out/results.csv
 echo "arrangement,cc,flows,limit_mbps,rep,aggr_mbps,pct_of_limit,drops_pct,ce_pct,rtt_us,rpc10k_mbps,rpc10k_p50_us,rpc10k_p90_us,rpc10k_p99_us,rpc1m_mbps,rpc1m_p90_ms,rpc1m_p99_ms" >"$csv"
 
 # Capacity first: the same workload unshaped, at the largest rate.
 for rep in $(seq 1 "$R"); do
-	one none cubic 4 "${RATES##* }" "$rep" >>"$csv"
+	progress_run rpc "none cubic 4 flows ${RATES##* }mbit rep $rep/$R (capacity)" \
+		one none cubic 4 "${RATES##* }" "$rep" >>"$csv"
 done
-echo "capacity (unshaped, 4 RPC flows): $(awk -F, '$1 == "none" { print $6 }' "$csv" | sort -n | tr '\n' ' ')Mbit/s" >>"$out/meta.txt"
+echo "capacity (unshaped, 4 RPC flows): $(awk -F, '$1 == "none" { print $6 }' "$csv" | sort -n | tr '\n' ' ')Mbit/s" >>"$meta"
 
 for rate in $RATES; do
 	for flows in $FLOWS; do
 		for cc in $CCS; do
 			for rep in $(seq 1 "$R"); do
 				for arr in $ARRS; do
-					one "$arr" "$cc" "$flows" "$rate" "$rep" >>"$csv"
+					progress_run rpc "$arr $cc $flows flows ${rate}mbit rep $rep/$R" \
+						one "$arr" "$cc" "$flows" "$rate" "$rep" >>"$csv"
 				done
 			done
 		done
@@ -182,15 +208,17 @@ cost() {
 	unarrange
 }
 
-cost_csv=$out/cost.csv
 echo "arrangement,flows,rep,sent_pps,rx_pps,drops" >"$cost_csv"
 for flows in $COST_FLOWS; do
 	for rep in $(seq 1 "$R"); do
 		for arr in $COST_ARRS; do
-			cost "$arr" "$flows" "$rep" >>"$cost_csv"
+			progress_run cost "cost $arr $flows flows rep $rep/$R" \
+				cost "$arr" "$flows" "$rep" >>"$cost_csv"
 		done
 	done
 done
+progress_end
+[ $dry = 1 ] && exit 0
 
 bench_end || { echo "bench: couldn't unload bpf_hbm" >&2; errors=$((errors + 1)); }
 "$here/table.sh" "$csv" "$cost_csv" >"$out/table.md"

@@ -346,38 +346,51 @@ out:
 	return err;
 }
 
-void hbm_class_print_json(const struct hbm_class_ent *e, bool with_dev,
-			  __u32 own)
+json_t *hbm_class_json(const struct hbm_class_ent *e, bool with_dev,
+		       __u32 own)
 {
 	const struct hbm_class_config *c = &e->cfg;
 	const struct hbm_class_rate *r = &e->rate;
+	json_t *o = json_object(), *cfg, *st;
 	char name[IF_NAMESIZE];
-	int j;
 
-	putchar('{');
 	if (with_dev) {
-		printf("\"dev\":");
-		if (e->key.netns == own &&
-		    if_indextoname(e->key.ifindex, name))
-			hbm_json_str(stdout, name);
-		else
-			printf("null");
-		printf(",\"ifindex\":%u,\"netns\":%u,", e->key.ifindex,
-		       e->key.netns);
+		/* Its name where it is a device of this netns, else null. */
+		if (e->key.netns != own ||
+		    !if_indextoname(e->key.ifindex, name))
+			name[0] = '\0';
+		hbm_json_set(o, "dev", hbm_json_string(name[0] ? name : NULL));
+		hbm_json_set(o, "ifindex", json_integer(e->key.ifindex));
+		hbm_json_set(o, "netns", json_integer(e->key.netns));
 	}
-	printf("\"cgroup\":");
-	hbm_json_str(stdout, e->path);
-	printf(",\"cgroup_id\":%llu,\"level\":%u", e->key.cgroup, c->level);
-	printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu}",
-	       c->rate_bps, c->burst_ns, c->mark_ns, c->drop_ns,
-	       c->drop_large_ns);
-	printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"cn_spared\":%llu,\"delayed\":%llu,\"vq_delay_ns\":%lld,\"drops\":{",
-	       r->enqueued, r->packets, r->bytes, r->marks, r->cn, r->ce,
-	       r->guard_saves, r->cn_spared, r->delayed,
-	       r->delta_ns > 0 ? r->delta_ns : 0);
-	for (j = 0; j < HBM_DROP_MAX; j++)
-		printf("\"%s\":%llu,", hbm_drop_name(j), r->drops[j]);
-	printf("\"total\":%llu}}}", hbm_class_drops(r));
+	hbm_json_set(o, "cgroup", hbm_json_string(e->path));
+	hbm_json_set(o, "cgroup_id", hbm_json_u64(e->key.cgroup));
+	hbm_json_set(o, "level", json_integer(c->level));
+
+	cfg = json_object();
+	hbm_json_set(cfg, "rate_bps", hbm_json_u64(c->rate_bps));
+	hbm_json_set(cfg, "burst_ns", hbm_json_u64(c->burst_ns));
+	hbm_json_set(cfg, "mark_ns", hbm_json_u64(c->mark_ns));
+	hbm_json_set(cfg, "drop_ns", hbm_json_u64(c->drop_ns));
+	hbm_json_set(cfg, "drop_large_ns", hbm_json_u64(c->drop_large_ns));
+	hbm_json_set(o, "config", cfg);
+
+	st = json_object();
+	hbm_json_set(st, "enqueued", hbm_json_u64(r->enqueued));
+	hbm_json_set(st, "packets", hbm_json_u64(r->packets));
+	hbm_json_set(st, "bytes", hbm_json_u64(r->bytes));
+	hbm_json_set(st, "marks", hbm_json_u64(r->marks));
+	hbm_json_set(st, "cn", hbm_json_u64(r->cn));
+	hbm_json_set(st, "ce", hbm_json_u64(r->ce));
+	hbm_json_set(st, "guard_saves", hbm_json_u64(r->guard_saves));
+	hbm_json_set(st, "cn_spared", hbm_json_u64(r->cn_spared));
+	hbm_json_set(st, "delayed", hbm_json_u64(r->delayed));
+	hbm_json_set(st, "vq_delay_ns",
+		     json_integer(r->delta_ns > 0 ? r->delta_ns : 0));
+	hbm_json_set(st, "drops", hbm_json_drops(r->drops,
+						 hbm_class_drops(r)));
+	hbm_json_set(o, "stats", st);
+	return o;
 }
 
 void hbm_class_print_text(const struct hbm_class_ent *e, int indent,
@@ -679,6 +692,7 @@ int hbm_cmd_class_list(const struct hbm_class_args *a)
 	struct hbm_dev_key key, *only = NULL;
 	struct hbm_class_ent *e = NULL;
 	int ret = HBM_EXIT_FAIL, n = 0, i;
+	json_t *root, *arr;
 	char obj[64];
 
 	hbm_class_obj(obj, sizeof(obj), NULL, a->dev, true);
@@ -698,13 +712,16 @@ int hbm_cmd_class_list(const struct hbm_class_args *a)
 	if (hbm_classes_get(&maps, only, &e, &n))
 		goto fail;
 	if (a->json) {
-		printf("{\"classes\":[");
-		for (i = 0; i < n; i++) {
-			if (i)
-				putchar(',');
-			hbm_class_print_json(&e[i], true, key.netns);
+		root = json_object();
+		arr = json_array();
+		for (i = 0; i < n; i++)
+			hbm_json_push(arr, hbm_class_json(&e[i], true,
+							  key.netns));
+		hbm_json_set(root, "classes", arr);
+		if (hbm_json_write(stdout, root)) {
+			hbm_fail("write", "JSON");
+			goto out;
 		}
-		printf("]}\n");
 	} else if (!n && a->dev) {
 		printf("no classes on %s\n", a->dev);
 	} else if (!n) {

@@ -64,6 +64,13 @@ struct hbm_show_args {
 
 int hbm_cmd_show(const struct hbm_show_args *args);
 
+/*
+ * show --json's object for @n devices @st and their classes among @cls
+ * (as bpf-hbm --help lists the fields), for hbm_json_write().
+ */
+json_t *hbm_show_json(const struct hbm_dev_stats *st, int n,
+		      const struct hbm_class_ent *cls, int ncls);
+
 /* class.c: class add, set, del, list */
 struct hbm_class_args {
 	const char *dev;	/* list: or NULL, every device */
@@ -112,12 +119,13 @@ int hbm_classes_get(const struct hbm_maps *maps,
 void hbm_classes_free(struct hbm_class_ent *e, int n);
 
 /*
- * One class as a JSON object (with its device's "dev", "ifindex" and
- * "netns" first if @with_dev; @own is this network namespace), or as a
- * block of text indented by @indent spaces (its counters too if @stats).
+ * One class as a JSON object for hbm_json_write() (with its device's
+ * "dev", "ifindex" and "netns" first if @with_dev; @own is this network
+ * namespace), or as a block of text indented by @indent spaces (its
+ * counters too if @stats).
  */
-void hbm_class_print_json(const struct hbm_class_ent *e, bool with_dev,
-			  __u32 own);
+json_t *hbm_class_json(const struct hbm_class_ent *e, bool with_dev,
+		       __u32 own);
 void hbm_class_print_text(const struct hbm_class_ent *e, int indent,
 			  bool stats);
 

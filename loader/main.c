@@ -195,7 +195,7 @@ static const char hbm_help[] =
 "                       \"vq_delay_ns\", \"drops\": {\"threshold\", \"nontcp\",\n"
 "                       \"horizon\", \"limit\", \"flow_limit\", \"nomem\",\n"
 "                       \"total\"}}}]}]}. Strings are UTF-8: a byte of a name\n"
-"                       that is not valid UTF-8 is written as \\ufffd\n"
+"                       that is not valid UTF-8 becomes U+FFFD\n"
 "  --prometheus         the counters in Prometheus's text exposition format,\n"
 "                       for node_exporter's textfile collector (write it to\n"
 "                       a temporary file, then rename it into the\n"

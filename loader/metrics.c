@@ -491,28 +491,55 @@ void hbm_fmt_iso8601(char *buf, size_t len, const struct timespec *ts)
 	snprintf(buf, len, "%s.%03ldZ", s, ts->tv_nsec / 1000000);
 }
 
-void hbm_watch_print(FILE *f, bool json, const char *when, __u64 dt_ns,
-		     const struct hbm_dev_stats *st,
-		     const struct hbm_rates *r, int n)
+/* @v as printf's @fmt ("%.1f", "%.0f") writes it, as a JSON number. */
+static json_t *hbm_json_rate(const char *fmt, double v)
 {
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), fmt, v);
+	return hbm_json_num(buf);
+}
+
+/* An interval of --watch --json, as bpf-hbm --help lists the fields. */
+static json_t *hbm_watch_json(const char *when, __u64 dt_ns,
+			      const struct hbm_dev_stats *st,
+			      const struct hbm_rates *r, int n)
+{
+	json_t *root = json_object(), *devs = json_array(), *d;
 	char dt[32];
 	int i;
 
-	if (json) {
-		hbm_fmt_seconds(dt, sizeof(dt), dt_ns);
-		fprintf(f, "{\"time\":\"%s\",\"interval_s\":%s,\"devices\":[",
-			when, dt);
-		for (i = 0; i < n; i++) {
-			fprintf(f, "%s{\"dev\":", i ? "," : "");
-			hbm_json_str(f, st[i].name[0] ? st[i].name : NULL);
-			fprintf(f, ",\"ifindex\":%u,\"netns\":%u,\"pps\":%.1f,\"bps\":%.0f,\"drops_per_s\":%.1f,\"marks_per_s\":%.1f,\"cn_per_s\":%.1f,\"ce_per_s\":%.1f}",
-				st[i].key.ifindex, st[i].key.netns, r[i].pps,
-				r[i].bps, r[i].drops, r[i].marks, r[i].cn,
-				r[i].ce);
-		}
-		fputs("]}\n", f);
-		return;
+	hbm_fmt_seconds(dt, sizeof(dt), dt_ns);
+	hbm_json_set(root, "time", hbm_json_string(when));
+	hbm_json_set(root, "interval_s", hbm_json_num(dt));
+	for (i = 0; i < n; i++) {
+		d = json_object();
+		hbm_json_set(d, "dev", hbm_json_string(st[i].name[0] ?
+						       st[i].name : NULL));
+		hbm_json_set(d, "ifindex", json_integer(st[i].key.ifindex));
+		hbm_json_set(d, "netns", json_integer(st[i].key.netns));
+		hbm_json_set(d, "pps", hbm_json_rate("%.1f", r[i].pps));
+		hbm_json_set(d, "bps", hbm_json_rate("%.0f", r[i].bps));
+		hbm_json_set(d, "drops_per_s",
+			     hbm_json_rate("%.1f", r[i].drops));
+		hbm_json_set(d, "marks_per_s",
+			     hbm_json_rate("%.1f", r[i].marks));
+		hbm_json_set(d, "cn_per_s", hbm_json_rate("%.1f", r[i].cn));
+		hbm_json_set(d, "ce_per_s", hbm_json_rate("%.1f", r[i].ce));
+		hbm_json_push(devs, d);
 	}
+	hbm_json_set(root, "devices", devs);
+	return root;
+}
+
+int hbm_watch_print(FILE *f, bool json, const char *when, __u64 dt_ns,
+		    const struct hbm_dev_stats *st,
+		    const struct hbm_rates *r, int n)
+{
+	int i;
+
+	if (json)
+		return hbm_json_write(f, hbm_watch_json(when, dt_ns, st, r, n));
 	for (i = 0; i < n; i++) {
 		fprintf(f, "%s ", when);
 		if (st[i].name[0])
@@ -524,4 +551,5 @@ void hbm_watch_print(FILE *f, bool json, const char *when, __u64 dt_ns,
 			r[i].pps, r[i].bps, r[i].drops, r[i].marks, r[i].cn,
 			r[i].ce);
 	}
+	return 0;
 }

@@ -99,10 +99,12 @@ void hbm_fmt_iso8601(char *buf, size_t len, const struct timespec *ts);
  * ending at @when (hbm_fmt_iso8601) after @dt_ns: a line per device,
  *   WHEN DEV pps N bit/s N drops/s N marks/s N cn/s N ce/s N
  * DEV its name, or ifindexN@netnsM where it has none here; or, @json,
- * one line of JSON for the interval (see bpf-hbm --help).
+ * one line of JSON for the interval (see bpf-hbm --help): the rates as
+ * the text has them (pps 0.3, bps 12000000). Returns 0, or, where the
+ * JSON could not be written, a negative errno and hbm_reason().
  */
-void hbm_watch_print(FILE *f, bool json, const char *when, __u64 dt_ns,
-		     const struct hbm_dev_stats *st,
-		     const struct hbm_rates *r, int n);
+int hbm_watch_print(FILE *f, bool json, const char *when, __u64 dt_ns,
+		    const struct hbm_dev_stats *st,
+		    const struct hbm_rates *r, int n);
 
 #endif /* HBM_METRICS_H */

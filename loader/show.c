@@ -228,11 +228,6 @@ out:
 	return err;
 }
 
-static const char *hbm_bool(bool b)
-{
-	return b ? "true" : "false";
-}
-
 /* Whether class @e is device @s's. */
 static bool hbm_class_in(const struct hbm_class_ent *e,
 			 const struct hbm_dev_stats *s)
@@ -241,66 +236,118 @@ static bool hbm_class_in(const struct hbm_class_ent *e,
 	       e->key.netns == s->key.netns;
 }
 
-static void hbm_print_json(const struct hbm_dev_stats *st, int n,
-			   const struct hbm_class_ent *cls, int ncls)
+/* Device @s's configuration, as show --json's "config". */
+static json_t *hbm_config_json(const struct hbm_dev_stats *s)
 {
-	const struct hbm_config *c;
-	const struct hbm_dev_rate *k;
-	int i, j, m;
+	const struct hbm_config *c = &s->cfg;
+	json_t *o = json_object();
 
-	printf("{\"devices\":[");
+	hbm_json_set(o, "rate_bps", hbm_json_u64(c->rate_bps));
+	hbm_json_set(o, "burst_ns", hbm_json_u64(c->burst_ns));
+	hbm_json_set(o, "mark_ns", hbm_json_u64(c->mark_ns));
+	hbm_json_set(o, "drop_ns", hbm_json_u64(c->drop_ns));
+	hbm_json_set(o, "drop_large_ns", hbm_json_u64(c->drop_large_ns));
+	hbm_json_set(o, "limit", json_integer(c->limit));
+	hbm_json_set(o, "flow_limit", json_integer(c->flow_limit));
+	hbm_json_set(o, "quantum", json_integer(hbm_quantum_now(s)));
+	hbm_json_set(o, "initial_quantum",
+		     json_integer(hbm_initial_quantum_now(s)));
+	hbm_json_set(o, "quantum_auto",
+		     json_boolean(c->quantum == HBM_QUANTUM_AUTO));
+	hbm_json_set(o, "initial_quantum_auto",
+		     json_boolean(c->initial_quantum == HBM_QUANTUM_AUTO));
+	hbm_json_set(o, "horizon_ns", hbm_json_u64(c->horizon_ns));
+	hbm_json_set(o, "large_pkt", json_integer(c->large_pkt));
+	hbm_json_set(o, "flags", json_integer(c->flags));
+	hbm_json_set(o, "ecn", json_boolean(c->flags & HBM_F_ECN));
+	hbm_json_set(o, "cn", json_boolean(!(c->flags & HBM_F_NO_CN)));
+	hbm_json_set(o, "late_credit",
+		     json_boolean(!(c->flags & HBM_F_FIXED_BURST)));
+	hbm_json_set(o, "attach_finished",
+		     json_boolean(!(c->flags & HBM_F_ATTACHING)));
+	return o;
+}
+
+/* Device @s's counters, as show --json's "stats". */
+static json_t *hbm_stats_json(const struct hbm_dev_stats *s)
+{
+	const struct hbm_dev_rate *k = &s->dr;
+	json_t *o = json_object();
+
+	hbm_json_set(o, "enqueued", hbm_json_u64(k->enqueued));
+	hbm_json_set(o, "packets", hbm_json_u64(k->packets));
+	hbm_json_set(o, "bytes", hbm_json_u64(k->bytes));
+	hbm_json_set(o, "marks", hbm_json_u64(k->marks));
+	hbm_json_set(o, "cn", hbm_json_u64(k->cn));
+	hbm_json_set(o, "ce", hbm_json_u64(k->ce));
+	hbm_json_set(o, "guard_saves", hbm_json_u64(k->guard_saves));
+	hbm_json_set(o, "cn_spared", hbm_json_u64(k->cn_spared));
+	hbm_json_set(o, "delayed", hbm_json_u64(k->delayed));
+	hbm_json_set(o, "fastpath", hbm_json_u64(k->fastpath));
+	hbm_json_set(o, "drops", hbm_json_u64(hbm_dev_drops(k)));
+	hbm_json_set(o, "vq_delay_ns",
+		     json_integer(k->delta_ns > 0 ? k->delta_ns : 0));
+	hbm_json_set(o, "tstamp_tai", hbm_json_u64(k->tstamp_tai));
+	hbm_json_set(o, "tstamp_realtime", hbm_json_u64(k->tstamp_realtime));
+	return o;
+}
+
+/* Device @s's lateness of the watchdog, as show --json's "lateness". */
+static json_t *hbm_lateness_json(const struct hbm_dev_stats *s)
+{
+	const struct hbm_dev_rate *k = &s->dr;
+	json_t *o = json_object(), *hist = json_array();
+	int j;
+
+	hbm_json_set(o, "credit_ns", hbm_json_u64(hbm_credit_now(s)));
+	hbm_json_set(o, "envelope_ns", hbm_json_u64(k->late_ns));
+	hbm_json_set(o, "samples", hbm_json_u64(hbm_late_count(k)));
+	hbm_json_set(o, "mean_ns", hbm_json_u64(hbm_late_mean(k)));
+	hbm_json_set(o, "p50_ns", hbm_json_u64(hbm_late_quantile(k, 0.5)));
+	hbm_json_set(o, "p90_ns", hbm_json_u64(hbm_late_quantile(k, 0.9)));
+	hbm_json_set(o, "p99_ns", hbm_json_u64(hbm_late_quantile(k, 0.99)));
+	for (j = 0; j < HBM_LATE_BUCKETS; j++)
+		hbm_json_push(hist, hbm_json_u64(k->late_hist[j]));
+	hbm_json_set(o, "hist_us", hist);
+	return o;
+}
+
+json_t *hbm_show_json(const struct hbm_dev_stats *st, int n,
+		      const struct hbm_class_ent *cls, int ncls)
+{
+	json_t *root = json_object(), *devs = json_array(), *d, *classes;
+	int i, j;
+
 	for (i = 0; i < n; i++) {
-		c = &st[i].cfg;
-		k = &st[i].dr;
-		printf("%s{\"dev\":", i ? "," : "");
-		hbm_json_str(stdout, st[i].name[0] ? st[i].name : NULL);
-		printf(",\"ifindex\":%u,\"netns\":%u,\"instances\":%u,\"configured\":%s",
-		       st[i].key.ifindex, st[i].key.netns, k->instances,
-		       st[i].configured ? "true" : "false");
-		printf(",\"config\":{\"rate_bps\":%llu,\"burst_ns\":%llu,\"mark_ns\":%llu,\"drop_ns\":%llu,\"drop_large_ns\":%llu,\"limit\":%u,\"flow_limit\":%u,\"quantum\":%u,\"initial_quantum\":%u,\"quantum_auto\":%s,\"initial_quantum_auto\":%s,\"horizon_ns\":%llu,\"large_pkt\":%u,\"flags\":%u,\"ecn\":%s,\"cn\":%s,\"late_credit\":%s,\"attach_finished\":%s}",
-		       c->rate_bps, c->burst_ns, c->mark_ns, c->drop_ns,
-		       c->drop_large_ns, c->limit, c->flow_limit,
-		       hbm_quantum_now(&st[i]), hbm_initial_quantum_now(&st[i]),
-		       hbm_bool(c->quantum == HBM_QUANTUM_AUTO),
-		       hbm_bool(c->initial_quantum == HBM_QUANTUM_AUTO),
-		       c->horizon_ns, c->large_pkt, c->flags,
-		       c->flags & HBM_F_ECN ? "true" : "false",
-		       c->flags & HBM_F_NO_CN ? "false" : "true",
-		       c->flags & HBM_F_FIXED_BURST ? "false" : "true",
-		       c->flags & HBM_F_ATTACHING ? "false" : "true");
-		printf(",\"stats\":{\"enqueued\":%llu,\"packets\":%llu,\"bytes\":%llu,\"marks\":%llu,\"cn\":%llu,\"ce\":%llu,\"guard_saves\":%llu,\"cn_spared\":%llu,\"delayed\":%llu,\"fastpath\":%llu,\"drops\":%llu,\"vq_delay_ns\":%lld,\"tstamp_tai\":%llu,\"tstamp_realtime\":%llu}",
-		       k->enqueued, k->packets, k->bytes, k->marks, k->cn,
-		       k->ce, k->guard_saves, k->cn_spared, k->delayed,
-		       k->fastpath,
-		       hbm_dev_drops(k),
-		       k->delta_ns > 0 ? k->delta_ns : 0, k->tstamp_tai,
-		       k->tstamp_realtime);
-		printf(",\"drops\":{");
-		for (j = 0; j < HBM_DROP_MAX; j++)
-			printf("\"%s\":%llu,", hbm_drop_name(j), k->drops[j]);
-		printf("\"total\":%llu}", hbm_dev_drops(k));
-		printf(",\"lateness\":{\"credit_ns\":%llu,\"envelope_ns\":%llu,\"samples\":%llu,\"mean_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"hist_us\":[",
-		       hbm_credit_now(&st[i]), k->late_ns, hbm_late_count(k),
-		       hbm_late_mean(k),
-		       hbm_late_quantile(k, 0.5), hbm_late_quantile(k, 0.9),
-		       hbm_late_quantile(k, 0.99));
-		for (j = 0; j < HBM_LATE_BUCKETS; j++)
-			printf("%s%llu", j ? "," : "", k->late_hist[j]);
-		printf("]}");
-		printf(",\"qlen\":%llu,\"flows\":%llu,\"idle_flows\":%llu,\"backlog\":%llu",
-		       st[i].qlen, st[i].flows, st[i].idle_flows,
-		       st[i].backlog);
-		printf(",\"classes\":[");
-		for (j = 0, m = 0; j < ncls; j++) {
+		d = json_object();
+		hbm_json_set(d, "dev", hbm_json_string(st[i].name[0] ?
+						       st[i].name : NULL));
+		hbm_json_set(d, "ifindex", json_integer(st[i].key.ifindex));
+		hbm_json_set(d, "netns", json_integer(st[i].key.netns));
+		hbm_json_set(d, "instances", json_integer(st[i].dr.instances));
+		hbm_json_set(d, "configured", json_boolean(st[i].configured));
+		hbm_json_set(d, "config", hbm_config_json(&st[i]));
+		hbm_json_set(d, "stats", hbm_stats_json(&st[i]));
+		hbm_json_set(d, "drops",
+			     hbm_json_drops(st[i].dr.drops,
+					    hbm_dev_drops(&st[i].dr)));
+		hbm_json_set(d, "lateness", hbm_lateness_json(&st[i]));
+		hbm_json_set(d, "qlen", hbm_json_u64(st[i].qlen));
+		hbm_json_set(d, "flows", hbm_json_u64(st[i].flows));
+		hbm_json_set(d, "idle_flows", hbm_json_u64(st[i].idle_flows));
+		hbm_json_set(d, "backlog", hbm_json_u64(st[i].backlog));
+		classes = json_array();
+		for (j = 0; j < ncls; j++) {
 			if (!hbm_class_in(&cls[j], &st[i]))
 				continue;
-			if (m++)
-				putchar(',');
-			hbm_class_print_json(&cls[j], false, hbm_own);
+			hbm_json_push(classes,
+				      hbm_class_json(&cls[j], false, hbm_own));
 		}
-		printf("]}");
+		hbm_json_set(d, "classes", classes);
+		hbm_json_push(devs, d);
 	}
-	printf("]}\n");
+	hbm_json_set(root, "devices", devs);
+	return root;
 }
 
 /* "3028 (auto)", "1514", or "auto" where the MTU is unknown. */
@@ -526,9 +573,12 @@ static int hbm_watch(const struct hbm_show_args *args,
 			hbm_rates_of(hbm_prev_of(prev, nprev, &cur[i].key),
 				     &cur[i].dr, t_cur - t_prev, &r[i]);
 		hbm_fmt_iso8601(when, sizeof(when), &now);
-		if (!only || ncur)
-			hbm_watch_print(stdout, args->json, when,
-					t_cur - t_prev, cur, r, ncur);
+		if ((!only || ncur) &&
+		    hbm_watch_print(stdout, args->json, when, t_cur - t_prev,
+				    cur, r, ncur)) {
+			hbm_fail("write", "JSON");
+			goto out;
+		}
 		fflush(stdout);
 		free(prev);
 		prev = cur;
@@ -590,12 +640,16 @@ int hbm_cmd_show(const struct hbm_show_args *args)
 			  args->dev);
 		goto out;
 	}
-	if (args->prometheus)
+	if (args->prometheus) {
 		hbm_prom_write(stdout, st, n, cls, ncls);
-	else if (args->json)
-		hbm_print_json(st, n, cls, ncls);
-	else
+	} else if (args->json) {
+		if (hbm_json_write(stdout, hbm_show_json(st, n, cls, ncls))) {
+			hbm_fail("write", "JSON");
+			goto out;
+		}
+	} else {
 		hbm_print_human(st, n, cls, ncls);
+	}
 	/*
 	 * A short write must fail: `show --prometheus >f.tmp && mv f.tmp f`
 	 * would otherwise install a truncated file for the collector.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Error reporting, libbpf's log and small helpers shared by the commands. */
 #include <errno.h>
+#include <limits.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -200,35 +201,116 @@ static size_t hbm_utf8_len(const unsigned char *s)
 	return n;
 }
 
-void hbm_json_str(FILE *f, const char *s)
+/* Set where a JSON value could not be built; hbm_json_write() reports it. */
+static bool hbm_json_failed;
+
+json_t *hbm_json_string(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t n;
+	json_t *v;
+	char *buf;
+	size_t n, len = 0;
 
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
+	if (!s)
+		return json_null();
+	/* At most 3 bytes (U+FFFD) for each byte of @s. */
+	buf = malloc(3 * strlen(s) + 1);
+	if (!buf)
+		return NULL;
 	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p++);
-			continue;
-		}
-		if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\u%04x", *p++);
-			continue;
-		}
 		n = hbm_utf8_len(p);
 		if (!n) {
-			fputs("\\ufffd", f);
+			/* U+FFFD, REPLACEMENT CHARACTER */
+			memcpy(buf + len, "\xef\xbf\xbd", 3);
+			len += 3;
 			p++;
 			continue;
 		}
-		fwrite(p, 1, n, f);
+		memcpy(buf + len, p, n);
+		len += n;
 		p += n;
 	}
-	fputc('"', f);
+	v = json_stringn(buf, len);
+	free(buf);
+	return v;
+}
+
+json_t *hbm_json_u64(__u64 v)
+{
+	return json_integer(v > LLONG_MAX ? LLONG_MAX : (json_int_t)v);
+}
+
+json_t *hbm_json_num(const char *text)
+{
+	unsigned long long v;
+	char *end;
+	double d;
+
+	if (!strchr(text, '.')) {
+		if (*text < '0' || *text > '9')
+			return NULL;
+		/* Above 2^64 - 1: ULLONG_MAX, clamped too. */
+		v = strtoull(text, &end, 10);
+		return *end ? NULL : hbm_json_u64(v);
+	}
+	errno = 0;
+	d = strtod(text, &end);
+	if (errno || *end || end == text)
+		return NULL;
+	return json_real(d);	/* NULL for NaN or an infinity */
+}
+
+void hbm_json_set(json_t *obj, const char *key, json_t *v)
+{
+	if (json_object_set_new(obj, key, v))
+		hbm_json_failed = true;
+}
+
+void hbm_json_push(json_t *arr, json_t *v)
+{
+	if (json_array_append_new(arr, v))
+		hbm_json_failed = true;
+}
+
+json_t *hbm_json_drops(const __u64 *drops, __u64 total)
+{
+	json_t *o = json_object();
+	int i;
+
+	for (i = 0; i < HBM_DROP_MAX; i++)
+		hbm_json_set(o, hbm_drop_name(i), hbm_json_u64(drops[i]));
+	hbm_json_set(o, "total", hbm_json_u64(total));
+	return o;
+}
+
+/*
+ * 15 significant digits for a real: those of hbm_json_num()'s text come
+ * back as they were (DBL_DIG), without the 17th's noise (0.3, not
+ * 0.29999999999999999).
+ */
+#define HBM_JSON_FLAGS \
+	(JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
+int hbm_json_write(FILE *f, json_t *root)
+{
+	bool failed = hbm_json_failed;
+	int err;
+
+	hbm_json_failed = false;
+	if (!root || failed) {
+		json_decref(root);
+		return hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
+	}
+	errno = 0;
+	err = json_dumpf(root, f, HBM_JSON_FLAGS);
+	json_decref(root);
+	if (!err && fputc('\n', f) == EOF)
+		err = -1;
+	if (err && errno)
+		return hbm_set_reason(-errno, "%s", strerror(errno));
+	if (err)
+		return hbm_set_reason(-EINVAL, "jansson could not encode it");
+	return 0;
 }
 
 void hbm_text_str(FILE *f, const char *s)

@@ -31,6 +31,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include <jansson.h>
+
 #include "hbm.h"
 
 #define HBM_PROG		"bpf-hbm"
@@ -63,13 +65,49 @@ void hbm_dev_label(char *buf, size_t len, const struct hbm_dev_key *key,
 const char *hbm_drop_name(int reason);
 
 /*
- * @s as a JSON string, quoted, on @f; NULL as null. '"', '\\' and control
- * characters (and DEL) are escaped, well-formed UTF-8 (RFC 3629) passes
- * through as it is, and each byte that is not part of one becomes U+FFFD
- * (\ufffd), as Go's encoding/json does: the output is always valid JSON,
- * and a name that is not UTF-8 (a path may be any bytes) shows where.
+ * JSON output (show --json, class list --json, show --watch --json) is
+ * built as jansson values and written by hbm_json_write(). The helpers
+ * below never fail by themselves: where jansson cannot allocate a value
+ * they return NULL or drop it, and the failure is remembered until the
+ * next hbm_json_write(), which reports it (as ferror() does a stream's).
+ *
+ * hbm_json_string(): @s as a JSON string; NULL as null. Bytes that are not
+ * part of well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
+ * nothing above U+10FFFF) become U+FFFD each, as Go's encoding/json does,
+ * since a name (a path may be any bytes) must still be written, and show
+ * where it is not UTF-8. jansson escapes '"', '\\' and control characters.
  */
-void hbm_json_str(FILE *f, const char *s);
+json_t *hbm_json_string(const char *s);
+
+/*
+ * @v as a JSON integer. jansson's are signed 64 bits (json_int_t): a
+ * value above 2^63 - 1 is written as 2^63 - 1 (no counter, time or rate
+ * of bpf_hbm's comes near it).
+ */
+json_t *hbm_json_u64(__u64 v);
+
+/*
+ * The number written as @text, a decimal as printf's %llu or %.Nf write
+ * it: an integer where it has no '.', else a real that is written back as
+ * @text (for up to 15 significant digits); NULL where @text is not one.
+ */
+json_t *hbm_json_num(const char *text);
+
+/* Drops by reason, as show's "drops": {"threshold": N, ..., "total": N}. */
+json_t *hbm_json_drops(const __u64 *drops, __u64 total);
+
+/* @v (taken, even on failure) as @obj's @key, after those set before. */
+void hbm_json_set(json_t *obj, const char *key, json_t *v);
+
+/* @v (taken, even on failure) at the end of array @arr. */
+void hbm_json_push(json_t *arr, json_t *v);
+
+/*
+ * @root (taken) on @f, compact, keys in the order they were set, and a
+ * newline. Returns 0, or a negative errno and hbm_reason() where a value
+ * could not be built or written (the caller says "couldn't write JSON").
+ */
+int hbm_json_write(FILE *f, json_t *root);
 
 /* @s for text: control characters (and DEL) as \xNN, the rest as is. */
 void hbm_text_str(FILE *f, const char *s);
@@ -78,7 +116,7 @@ void hbm_text_str(FILE *f, const char *s);
  * @s as a label value of the Prometheus text format, quoted, on @f: '\',
  * '"' and newline escaped as the format asks, the rest as it is but for a
  * byte that is not part of well-formed UTF-8 (which the format requires),
- * written as U+FFFD, as hbm_json_str() does.
+ * written as U+FFFD, as hbm_json_string() does.
  */
 void hbm_prom_str(FILE *f, const char *s);
 

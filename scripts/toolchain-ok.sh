@@ -3,7 +3,7 @@
 #
 # Exit 0 when this machine can build bpf_hbm natively: clang >= 16 (BPF
 # graph kfuncs, btf_decl_tag) with its libFuzzer and sanitizer runtimes,
-# libbpf >= 1.6, libmnl, libelf and bpftool.
+# libbpf >= 1.6, libmnl, libelf, jansson >= 2.8 and bpftool.
 # Otherwise the Makefile builds inside the pinned environment (env.sh).
 CLANG=${CLANG:-clang}
 BPFTOOL=${BPFTOOL:-bpftool}
@@ -20,5 +20,7 @@ rd=$("$CLANG" -print-resource-dir 2>/dev/null)
 lv=$("$PKG_CONFIG" --modversion libbpf 2>/dev/null) || { echo "no libbpf"; exit 1; }
 ver_ge "$lv" 1.6 || { echo "libbpf $lv < 1.6"; exit 1; }
 "$PKG_CONFIG" --exists libmnl libelf || { echo "no libmnl/libelf"; exit 1; }
+# show --json writes through jansson (2.8: keys in the order they were set).
+"$PKG_CONFIG" --exists 'jansson >= 2.8' || { echo "no jansson >= 2.8"; exit 1; }
 "$BPFTOOL" version >/dev/null 2>&1 || { echo "no $BPFTOOL"; exit 1; }
 exit 0

@@ -10,15 +10,17 @@
 # install), the same unit tests under ASan and UBSan (host-asan/, from
 # build/asan/), bpf-hbm under them over its CLI's safe paths
 # (host-asan/cli), and each fuzz target (build/fuzz/, fuzz/NAME) over its
-# committed corpus and FUZZ_TEST_S seconds (default 5) more; and show
-# --prometheus's writer read by Prometheus's parser (host/prom). OUTPUT
+# committed corpus and FUZZ_TEST_S seconds (default 5) more; show
+# --prometheus's writer read by Prometheus's parser (host/prom); and this
+# runner's VM reporting against a fake VM (host/tap_stream). OUTPUT
 # (default build) is the build directory. Then the VM boots once and runs
-# every selected VM test (selftests/vm/test_*.sh) in that boot. Unless
-# tests were named, a second boot of the other shipped kernel
-# (SECOND_KERNEL, default 7.2; empty to skip) runs every VM test there too
-# (vm@7.2/NAME): the verifier and the kernel's qdisc code differ. A NAME
-# selects a host test binary (test_edt, both builds), cli, man, completion,
-# install, prom, a fuzz target (fuzz_units) or a VM test (rate_udp). A failed
+# every selected VM test (selftests/vm/test_*.sh) in that boot, each
+# test's line printed as it ends, with how long it took. Unless tests were
+# named, a second boot of the other shipped kernel (SECOND_KERNEL, default
+# 7.2; empty to skip) runs every VM test there too (vm@7.2/NAME): the
+# verifier and the kernel's qdisc code differ. A NAME selects a host test
+# binary (test_edt, both builds), cli, man, completion, install, prom,
+# tap_stream, a fuzz target (fuzz_units) or a VM test (rate_udp). A failed
 # test's own output is shown as TAP comments. Ends with "N passed, N
 # failed"; exits 1 on any failure.
 set -uo pipefail
@@ -29,6 +31,7 @@ repo=$(cd "$here/.." && pwd)
 build=${OUTPUT:-build}
 case $build in /*) ;; *) build=$repo/$build ;; esac
 out=$build/selftests
+. "$here/tap.sh"
 fuzz_s=${FUZZ_TEST_S:-5}
 kernel=${KERNEL:-7.3}
 second=${SECOND_KERNEL-7.2}
@@ -39,7 +42,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
 	--host-only) host_only=1; shift ;;
-	-h|--help) sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) names+=("$1"); shift ;;
 	esac
@@ -87,6 +90,8 @@ if [ -x "$build/bpf-hbm" ]; then
 fi
 # show --prometheus's text, through python3-prometheus-client's parser.
 [ -x "$build/tests/test_metrics" ] && selected prom && ops_tests+=(prom)
+# run_vm's TAP lines as each VM test ends, with a fake VM.
+selected tap_stream && ops_tests+=(tap_stream)
 vm_tests=()
 if [ $host_only = 0 ]; then
 	for t in "$here"/vm/test_*.sh; do
@@ -111,25 +116,6 @@ rm -rf "$out"
 mkdir -p "$out"
 echo "1..$total"
 
-num=0 pass=0 fail=0 skip=0
-report() { # STATUS NAME LOG [NOTE]
-	num=$((num + 1))
-	case $1 in
-	0)
-		pass=$((pass + 1))
-		echo "ok $num - $2"
-		# Measurements a test reports are shown even when it passes.
-		[ -s "$3" ] && sed -n 's/^REPORT: /# /p' "$3"
-		;;
-	"$HBM_SKIP") skip=$((skip + 1)); echo "ok $num - $2 # SKIP ${4:-}" ;;
-	*)
-		fail=$((fail + 1))
-		echo "not ok $num - $2${4:+ # $4}"
-		[ -s "$3" ] && sed 's/^/# /' "$3"
-		;;
-	esac
-}
-
 for t in "${host_tests[@]}"; do
 	log=$out/$t.log
 	"$build/tests/$t" >"$log" 2>&1
@@ -147,6 +133,7 @@ for t in "${ops_tests[@]}"; do
 		"$repo/scripts/bpf-hbm.bash-completion" ;;
 	install) "$here/host/install.sh" "$build" ;;
 	prom) "$here/host/prom.sh" "$build" ;;
+	tap_stream) "$here/host/tap_stream.sh" "$build" ;;
 	esac >"$out/$t.log" 2>&1
 	report $? "host/$t" "$out/$t.log"
 done
@@ -171,30 +158,6 @@ for t in "${fuzz_targets[@]}"; do
 		"$build/fuzz/$t" >"$log" 2>&1
 	report $? "fuzz/${t#fuzz_}" "$log"
 done
-
-# The VM writes one "STATUS NAME" line per test to a results file; its
-# console output (boot noise included) goes to a log shown on failure.
-run_vm() { # KERNEL PREFIX TEST...
-	local k=$1 prefix=$2 res log st name t
-	shift 2
-	res=$out/vm-$k.results
-	log=$out/vm-$k.console
-	: >"$res"
-	mkdir -p "$out/$k"
-	"$repo/scripts/vmrun.sh" -k "$k" -t "${VM_TIMEOUT:-3000}" \
-		"$here/vm/run.sh" --out "$out/$k" --results "$res" "$@" \
-		>"$log" 2>&1
-	for t in "$@"; do
-		st=$(awk -v n="$t" '$2 == n { print $1 }' "$res")
-		if [ -z "$st" ]; then
-			report 1 "$prefix$t" "$log" "the VM did not run it"
-			continue
-		fi
-		name=$prefix$t
-		report "$st" "$name" "$out/$k/$t.log" \
-			"$(awk -v n="$t" '$2 == n { $1 = $2 = ""; print }' "$res" | sed 's/^ *//')"
-	done
-}
 
 [ ${#vm_tests[@]} -gt 0 ] && run_vm "$kernel" "vm/" "${vm_tests[@]}"
 [ $second_kernel = 1 ] && run_vm "$second" "vm@$second/" "${vm_tests[@]}"

@@ -4,7 +4,9 @@
  * pair of devices and classes (each family once, with # HELP and # TYPE
  * before its samples; counters ending in _total; the labels, escaped;
  * exact seconds; the lateness histogram cumulative), the rates --watch
- * prints between two readings, and its lines.
+ * prints between two readings, and its lines; and show --json's object
+ * (show.c) for the same state, as it was before it was written with
+ * jansson, read back by jansson.
  *
  * `test_metrics --sample` prints that made-up exposition and nothing
  * else: selftests/host/prom.sh feeds it to Prometheus's own parser
@@ -14,7 +16,7 @@
 #include <limits.h>
 
 #include "../hbm_test.h"
-#include "../../loader/metrics.h"
+#include "../../loader/cmds.h"
 
 /*
  * The made-up state: hbm0 at ifindex 2 of netns 4026531840, with two
@@ -397,6 +399,77 @@ static void test_watch_lines(void)
 	free(buf);
 }
 
+/* show --json of the fixture, as hbm_json_write() writes it, or NULL. */
+static char *hbm_show_text(const struct hbm_dev_stats *st,
+			   const struct hbm_class_ent *cls)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	err = hbm_json_write(f, hbm_show_json(st, 2, cls, 2));
+	fclose(f);
+	if (err) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * Every field, in order, as show --json printf'd it before jansson wrote
+ * it; but the class's path, then written "...c\u000ad\ufffd".
+ */
+static void test_show_json(void)
+{
+	struct hbm_dev_stats st[2];
+	struct hbm_class_ent cls[2];
+	json_t *o, *c;
+	char *buf;
+
+	hbm_fixture(st, cls);
+	buf = hbm_show_text(st, cls);
+	ASSERT_STREQ(buf,
+		"{\"devices\":[{"
+		"\"dev\":\"hbm0\",\"ifindex\":2,\"netns\":4026531840,\"instances\":1,\"configured\":false,\"config\":{\"rate_bps\":400000000,\"burst_ns\":100000,\"mark_ns\":50000,\"drop_ns\":500000,\"drop_large_ns\":480000,\"limit\":10000,\"flow_limit\":100,\"quantum\":0,\"initial_quantum\":0,\"quantum_auto\":true,\"initial_quantum_auto\":true,\"horizon_ns\":10000000000,\"large_pkt\":120,\"flags\":1,\"ecn\":true,\"cn\":true,\"late_credit\":true,\"attach_finished\":true},"
+		"\"stats\":{\"enqueued\":1010,\"packets\":1000,\"bytes\":1514000,\"marks\":40,\"cn\":7,\"ce\":20,\"guard_saves\":2,\"cn_spared\":3,\"delayed\":900,\"fastpath\":100,\"drops\":6,\"vq_delay_ns\":50000,\"tstamp_tai\":4,\"tstamp_realtime\":0},"
+		"\"drops\":{\"threshold\":5,\"nontcp\":0,\"horizon\":0,\"limit\":1,\"flow_limit\":0,\"nomem\":0,\"total\":6},"
+		"\"lateness\":{\"credit_ns\":300000,\"envelope_ns\":300000,\"samples\":136,\"mean_ns\":11029,\"p50_ns\":2048000,\"p90_ns\":16384000,\"p99_ns\":16384000,\"hist_us\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]},"
+		"\"qlen\":10,\"flows\":2,\"idle_flows\":1,\"backlog\":15140,\"classes\":[{"
+		"\"cgroup\":\"/sys/fs/cgroup/a \\\"b\\\"\\\\c\\nd\xef\xbf\xbd\",\"cgroup_id\":1000,\"level\":3,\"config\":{\"rate_bps\":100000000,\"burst_ns\":100000,\"mark_ns\":50000,\"drop_ns\":1500000,\"drop_large_ns\":480000},"
+		"\"stats\":{\"enqueued\":0,\"packets\":600,\"bytes\":908400,\"marks\":9,\"cn\":0,\"ce\":0,\"guard_saves\":0,\"cn_spared\":0,\"delayed\":0,\"vq_delay_ns\":1234567,\"drops\":{\"threshold\":0,\"nontcp\":2,\"horizon\":0,\"limit\":0,\"flow_limit\":0,\"nomem\":0,\"total\":2}}},"
+		"{\"cgroup\":null,\"cgroup_id\":1001,\"level\":3,\"config\":{\"rate_bps\":100000000,\"burst_ns\":100000,\"mark_ns\":50000,\"drop_ns\":1500000,\"drop_large_ns\":480000},"
+		"\"stats\":{\"enqueued\":0,\"packets\":0,\"bytes\":0,\"marks\":0,\"cn\":0,\"ce\":0,\"guard_saves\":0,\"cn_spared\":0,\"delayed\":0,\"vq_delay_ns\":0,\"drops\":{\"threshold\":0,\"nontcp\":0,\"horizon\":0,\"limit\":0,\"flow_limit\":0,\"nomem\":0,\"total\":0}}}]},"
+		"{\"dev\":null,\"ifindex\":7,\"netns\":4026532281,\"instances\":4,\"configured\":false,\"config\":{\"rate_bps\":1000000000,\"burst_ns\":100000,\"mark_ns\":50000,\"drop_ns\":500000,\"drop_large_ns\":480000,\"limit\":10000,\"flow_limit\":100,\"quantum\":0,\"initial_quantum\":0,\"quantum_auto\":true,\"initial_quantum_auto\":true,\"horizon_ns\":10000000000,\"large_pkt\":120,\"flags\":0,\"ecn\":false,\"cn\":true,\"late_credit\":true,\"attach_finished\":true},"
+		"\"stats\":{\"enqueued\":0,\"packets\":0,\"bytes\":0,\"marks\":0,\"cn\":0,\"ce\":0,\"guard_saves\":0,\"cn_spared\":0,\"delayed\":0,\"fastpath\":0,\"drops\":0,\"vq_delay_ns\":0,\"tstamp_tai\":0,\"tstamp_realtime\":0},"
+		"\"drops\":{\"threshold\":0,\"nontcp\":0,\"horizon\":0,\"limit\":0,\"flow_limit\":0,\"nomem\":0,\"total\":0},"
+		"\"lateness\":{\"credit_ns\":100000,\"envelope_ns\":0,\"samples\":0,\"mean_ns\":0,\"p50_ns\":0,\"p90_ns\":0,\"p99_ns\":0,\"hist_us\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]},"
+		"\"qlen\":0,\"flows\":0,\"idle_flows\":0,\"backlog\":0,\"classes\":[]}]}"
+		"\n", "show --json");
+	o = buf ? json_loads(buf, 0, NULL) : NULL;
+	ASSERT_TRUE(o != NULL, "jansson reads it back");
+	c = json_object_get(json_array_get(json_object_get(json_array_get(
+		json_object_get(o, "devices"), 0), "classes"), 0), "cgroup");
+	ASSERT_STREQ(json_string_value(c),
+		     "/sys/fs/cgroup/a \"b\"\\c\nd\xef\xbf\xbd",
+		     "the path, with U+FFFD for its byte that is not UTF-8");
+	json_decref(o);
+	free(buf);
+
+	/* jansson's integers are signed: a u64 above 2^63 - 1 is clamped. */
+	st[1].dr.packets = ~0ULL;
+	st[1].dr.bytes = 1ULL << 63;
+	st[1].dr.enqueued = (1ULL << 63) - 1;
+	buf = hbm_show_text(st, cls);
+	ASSERT_TRUE(buf && strstr(buf, "\"stats\":{\"enqueued\":9223372036854775807,\"packets\":9223372036854775807,\"bytes\":9223372036854775807,"),
+		    "u64s above 2^63 - 1: 2^63 - 1");
+	free(buf);
+}
+
 bool hbm_test_failed;
 
 int main(int argc, char **argv)
@@ -409,6 +482,7 @@ int main(int argc, char **argv)
 		HBM_TEST(test_rates),
 		HBM_TEST(test_iso8601),
 		HBM_TEST(test_watch_lines),
+		HBM_TEST(test_show_json),
 	};
 	char *t;
 

@@ -213,6 +213,37 @@ hbm_stat() {
 	inA "$HBM" show "$DEV_A" --json | jq -r ".devices[0].$1 // empty"
 }
 
+# Active skb objects: hbm_skb_objs [head]. Both skbuff caches (TCP's
+# clones come from skbuff_fclone_cache), or with "head" skbuff_head_cache
+# alone. A leak check compares them before and after, settled.
+hbm_skb_objs() {
+	local re='^skbuff_(head|fclone)_cache$'
+
+	[ "${1:-}" = head ] && re='^skbuff_head_cache$'
+	awk -v re="$re" '$1 ~ re { s += $2; n++ }
+		END { if (n) print s; else print "unreadable" }' /proc/slabinfo
+}
+
+# Entries of one of bpf_hbm's maps, by its pin under /sys/fs/bpf/bpf_hbm
+# if pinned, else by the kernel's name (15 characters at most). Prints
+# nothing and fails when bpftool can't dump it.
+hbm_map_entries() { # NAME
+	local m=(name "$1")
+
+	[ -e "/sys/fs/bpf/bpf_hbm/$1" ] && m=(pinned "/sys/fs/bpf/bpf_hbm/$1")
+	bpftool -j map dump "${m[@]}" 2>/dev/null |
+		jq -e 'if type == "array" then length else error end'
+}
+
+# A's device passes traffic within 1 s: a TCP connection to B's iperf3
+# server (port 5201) opens. Not an ICMP ping: HBM drops non-TCP packets
+# over the mark threshold, which bulk flows keep the queue near, so a lost
+# ping can be the policy's; a TCP handshake has under 2 packets in flight,
+# which the guard never drops.
+hbm_tcp_alive() {
+	inA timeout 1 bash -c "exec 3<>/dev/tcp/$ADDR_B/5201" 2>/dev/null
+}
+
 # Entries of the pinned map PIN whose key is device IFINDEX of the network
 # namespace NETNS (its inode number), as bpftool dumps them: the kernel's
 # view, not bpf-hbm's. When bpftool fails or its output is not a map dump,

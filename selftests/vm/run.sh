@@ -3,8 +3,9 @@
 #
 # Runs inside the VM (selftests/run.sh boots it): prepares the guest once,
 # then runs each named VM test (selftests/vm/test_NAME.sh) with its own
-# timeout, its output in OUT/NAME.log, and appends "STATUS NAME [NOTE]" to
-# RESULTS (0 pass, 4 skip, anything else fail).
+# timeout, its output in OUT/NAME.log, and appends "STATUS NAME SECONDS
+# [NOTE]" to RESULTS as it ends (0 pass, 4 skip, anything else fail; how
+# long it took), one whole line at a time: the host reports it from there.
 #
 #   run.sh --out DIR --results FILE NAME...
 set -uo pipefail
@@ -34,11 +35,12 @@ for t in "$@"; do
 	start=$(date +%s)
 	timeout -k 5 "${TEST_TIMEOUT:-300}" bash "$here/test_$t.sh" >"$log" 2>&1 </dev/null
 	st=$?
+	secs=$(( $(date +%s) - start ))
 	note=
 	[ $st = 124 ] && note="timed out after ${TEST_TIMEOUT:-300}s"
 	[ "$st" = "$HBM_SKIP" ] && note=$(tail -n 1 "$log")
-	echo "$st $t $note" >>"$results"
-	echo "vm: test $t: status $st ($(( $(date +%s) - start ))s)"
+	echo "$st $t $secs $note" >>"$results"
+	echo "vm: test $t: status $st (${secs}s)"
 	# A test must leave nothing behind for the next one.
 	for ns in $(ip netns list | awk '/^hbm-/ { print $1 }'); do
 		ip netns del "$ns"

@@ -17,29 +17,18 @@ CHURN_SLAB_KB=${CHURN_SLAB_KB:-8192}
 CHURN_MEM_KB=${CHURN_MEM_KB:-32768}
 PIN=/sys/fs/bpf/bpf_hbm
 
-slab_objs() { # active objects of the skbuff caches
-	awk '$1 ~ /^skbuff_(head|fclone)_cache$/ { s += $2 } END { print s + 0 }' \
-		/proc/slabinfo
-}
 meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 settle() { # let deferred frees (RCU, per-cpu caches) run
 	sync
 	echo 2 >/proc/sys/vm/drop_caches
 	sleep 2
 }
-entries() { # NAME: a map's entries: pinned, or by name (hbm_flows)
-	local m=(name "$1")
-
-	[ -e "$PIN/$1" ] && m=(pinned "$PIN/$1")
-	bpftool -j map dump "${m[@]}" 2>/dev/null |
-		jq -e 'if type == "array" then length else error end'
-}
 
 hbm_veth_setup 4 || hbm_fatal "veth setup"
 hbm_load
 cg=$(hbm_cg churn) || hbm_fatal "cgroup"
 settle
-slab0=$(slab_objs) kslab0=$(meminfo Slab) avail0=$(meminfo MemAvailable)
+slab0=$(hbm_skb_objs) kslab0=$(meminfo Slab) avail0=$(meminfo MemAvailable)
 hbm_figure "skbuff slab objects" "$slab0"
 hbm_figure "Slab" "$kslab0"
 hbm_figure "MemAvailable" "$avail0"
@@ -84,10 +73,10 @@ hbm_cleanup_jobs
 inB pkill -x iperf3
 settle
 
-flows=$(entries hbm_flows)
-inst=$(entries hbm_instances)
-ccfg=$(entries hbm_class_configs)
-crate=$(entries hbm_class_rates)
+flows=$(hbm_map_entries hbm_flows)
+inst=$(hbm_map_entries hbm_instances)
+ccfg=$(hbm_map_entries hbm_class_configs)
+crate=$(hbm_map_entries hbm_class_rates)
 hbm_figure "hbm_flows entries" "$flows"
 hbm_figure "hbm_instances entries" "$inst"
 hbm_figure "hbm_class_configs entries" "$ccfg"
@@ -105,7 +94,7 @@ assert_ok "unload" "$HBM" unload
 assert_ok "no pins left" test ! -e "$PIN"
 
 settle
-slab1=$(slab_objs) kslab1=$(meminfo Slab) avail1=$(meminfo MemAvailable)
+slab1=$(hbm_skb_objs) kslab1=$(meminfo Slab) avail1=$(meminfo MemAvailable)
 assert_le "$slab1" "$((slab0 + 200))" "skbuff slabs back to their baseline ($slab0 -> $slab1 objects)"
 assert_le "$kslab1" "$((kslab0 + CHURN_SLAB_KB))" "Slab within ${CHURN_SLAB_KB} kB ($kslab0 -> $kslab1 kB)"
 assert_ge "$avail1" "$((avail0 - CHURN_MEM_KB))" "MemAvailable within ${CHURN_MEM_KB} kB ($avail0 -> $avail1 kB)"

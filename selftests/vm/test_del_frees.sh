@@ -5,7 +5,6 @@
 # and the sending socket's write memory return to their baselines.
 . "$(dirname "$0")/lib.sh"
 
-slab_skbs() { awk '$1 == "skbuff_head_cache" { print $2 }' /proc/slabinfo; }
 # The sender's wmem_alloc, from ss -m: skmem:(...,t<N>,...).
 sock_wmem() {
 	inA ss -u -a -m -n "sport = :7101" |
@@ -19,20 +18,20 @@ assert_ok "attach" inA "$HBM" attach "$DEV_A" --parent root \
 	--mark 30s --drop 60s --drop-large 60s --horizon 100s \
 	--limit 10000 --flow-limit 10000 || hbm_done
 
-base=$(slab_skbs)
+base=$(hbm_skb_objs head)
 hbm_figure "skbuff_head_cache in /proc/slabinfo" "$base"
 inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7100 -S 7101 -c 1000 \
 	-s 1400 -t 30000000000 -B 8000000 -w 60 >"/tmp/$HBM_TEST.tx" &
 probe=$!
 sleep 1.5
 q=$(hbm_qdisc qlen)
-full=$(slab_skbs)
+full=$(hbm_skb_objs head)
 w_full=$(sock_wmem)
 assert_eq "$q" 1000 "1000 packets queued"
 assert_gt "$w_full" 1000000 "the socket's write memory holds them ($w_full)"
 assert_ok "tc qdisc del" inA tc qdisc del dev "$DEV_A" root
 sleep 0.5
-after=$(slab_skbs)
+after=$(hbm_skb_objs head)
 w_after=$(sock_wmem)
 # The probe holds its socket open for 60 s (the steps above took over 8 s
 # under a slow TCG host), so its memory can be read.

@@ -9,7 +9,7 @@
 # FAULT_N times the same in a network namespace of its own, which is
 # deleted instead. Meanwhile 2 TCP flows run through A's own shaped
 # device, where a TCP connection must open within 1 s after each
-# deletion (see alive() for why not an ICMP ping). At the
+# deletion (see hbm_tcp_alive in lib.sh for why not an ICMP ping). At the
 # end nothing leaks: no flow or instance entry of the deleted devices, no
 # marker pin, and the skbuff slabs back at their baseline.
 . "$(dirname "$0")/lib.sh"
@@ -18,22 +18,6 @@ FAULT_N=${FAULT_N:-15}
 PIN=/sys/fs/bpf/bpf_hbm
 NS_X=hbm-$HBM_TEST-x
 
-slab_objs() {
-	awk '$1 ~ /^skbuff_(head|fclone)_cache$/ { s += $2 } END { print s + 0 }' \
-		/proc/slabinfo
-}
-entries() { # NAME (at most 15 characters: the kernel's map names)
-	bpftool -j map dump name "$1" 2>/dev/null |
-		jq -e 'if type == "array" then length else error end'
-}
-# The device passes traffic within 1 s: a TCP connection to B's iperf3
-# server opens. Not an ICMP ping: HBM drops non-TCP packets over the mark
-# threshold, which the flows keep the queue near, so a lost ping can be
-# the policy's; a TCP handshake has under 2 packets in flight, which the
-# guard never drops.
-alive() {
-	inA timeout 1 bash -c "exec 3<>/dev/tcp/$ADDR_B/5201" 2>/dev/null
-}
 inX() { ip netns exec "$NS_X" "$@"; }
 
 # A veth x0 in namespace NS (A's or NS_X), its peer x1 in B, bpf_hbm on
@@ -57,7 +41,7 @@ victim() { # NS N
 hbm_veth_setup || hbm_fatal "veth setup"
 hbm_load
 sleep 1
-slab0=$(slab_objs)
+slab0=$(hbm_skb_objs)
 hbm_figure "skbuff slab objects" "$slab0"
 assert_ok "attach A's device" inA "$HBM" attach "$DEV_A" --rate 200mbit ||
 	hbm_done
@@ -66,7 +50,21 @@ sleep 0.5
 inA iperf3 -c "$ADDR_B" -P 2 -t $((FAULT_N * 6)) >/dev/null 2>&1 &
 sleep 1
 
-bad=0 dead=0 queued=0
+# After each fault the instance entries are counted: A's one, and for a
+# namespace, those of teardowns still in the kernel's work queue. A
+# deletion that leaked its entry would show as a count that grows.
+inst_after() { # WAIT_S: A's entry alone within WAIT_S, else the count seen
+	local n t
+
+	for t in $(seq 0 "$1"); do
+		n=$(hbm_map_entries hbm_instances) || { echo unreadable; return; }
+		[ "$n" -le 1 ] && break
+		[ "$t" -lt "$1" ] && sleep 1
+	done
+	echo "$n"
+}
+
+bad=0 dead=0 queued=0 grew=0
 for i in $(seq 1 "$FAULT_N"); do
 	if ! victim "$NS_A" "d$i"; then
 		bad=$((bad + 1))
@@ -76,13 +74,16 @@ for i in $(seq 1 "$FAULT_N"); do
 	    jq -r '.[0] | select(.kind == "bpf_hbm") | .qlen')
 	[ "${q:-0}" -gt 100 ] && queued=$((queued + 1))
 	inA ip link del x0
-	alive || { dead=$((dead + 1)); echo "device $i: no connection within 1 s"; }
+	hbm_tcp_alive || { dead=$((dead + 1)); echo "device $i: no connection within 1 s"; }
+	n=$(inst_after 2)
+	[ "$n" = 1 ] || { grew=$((grew + 1)); echo "device $i: $n instance entries after the deletion"; }
 done
 assert_eq "$bad" 0 "$FAULT_N devices made, attached and loaded"
 assert_eq "$queued" "$FAULT_N" "each had bpf_hbm with over 100 packets queued when deleted"
 assert_eq "$dead" 0 "a connection opened within 1 s after each device deletion"
+assert_eq "$grew" 0 "after each device deletion, its instance entry was gone within 2 s"
 
-bad=0 dead=0
+bad=0 dead=0 grew=0
 for i in $(seq 1 "$FAULT_N"); do
 	ip netns add "$NS_X" || hbm_fatal "netns add"
 	if ! victim "$NS_X" "n$i"; then
@@ -90,10 +91,13 @@ for i in $(seq 1 "$FAULT_N"); do
 		echo "netns $i: setup failed"
 	fi
 	ip netns del "$NS_X"
-	alive || { dead=$((dead + 1)); echo "netns $i: no connection within 1 s"; }
+	hbm_tcp_alive || { dead=$((dead + 1)); echo "netns $i: no connection within 1 s"; }
+	n=$(inst_after 5)
+	[ "$n" = 1 ] || { grew=$((grew + 1)); echo "netns $i: $n instance entries 5 s after the deletion"; }
 done
 assert_eq "$bad" 0 "$FAULT_N namespaces made with a loaded device in each"
 assert_eq "$dead" 0 "a connection opened within 1 s after each namespace deletion"
+assert_eq "$grew" 0 "after each namespace deletion, its instance entry was gone within 5 s"
 
 kill $(jobs -p) 2>/dev/null
 wait 2>/dev/null
@@ -106,12 +110,12 @@ done
 # detach also sweeps the markers of devices that are gone.
 assert_ok "detach A's device" inA "$HBM" detach "$DEV_A"
 for _ in $(seq 1 20); do
-	inst=$(entries hbm_instances)
+	inst=$(hbm_map_entries hbm_instances)
 	[ "$inst" = 0 ] && break
 	sleep 0.5
 done
-flows=$(entries hbm_flows)
-cfgs=$(entries hbm_config)
+flows=$(hbm_map_entries hbm_flows)
+cfgs=$(hbm_map_entries hbm_config)
 hbm_figure "hbm_flows entries" "$flows"
 assert_eq "$cfgs" 0 "no configuration left of the deleted devices"
 hbm_figure "hbm_instances entries" "$inst"
@@ -119,7 +123,7 @@ assert_eq "$flows" 0 "no flow entry left"
 assert_eq "$inst" 0 "no instance entry left"
 n=$(ls "$PIN" | grep -c '^ce-')
 assert_eq "$n" 0 "no marker pin left (swept by the commands)"
-slab1=$(slab_objs)
+slab1=$(hbm_skb_objs)
 assert_le "$slab1" "$((slab0 + 200))" "skbuff slabs back to their baseline ($slab0 -> $slab1 objects)"
 hbm_report "$FAULT_N device and $FAULT_N namespace deletions with 2000 datagrams queued, under 2 TCP flows: connections opened, skbuff objects $slab0 -> $slab1"
 hbm_done

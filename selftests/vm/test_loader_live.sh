@@ -19,7 +19,6 @@ PIN=/sys/fs/bpf/bpf_hbm
 loaded_before=0
 [ -e "$PIN/link" ] && loaded_before=1
 
-slab_skbs() { awk '$1 == "skbuff_head_cache" { print $2 }' /proc/slabinfo; }
 root_handle() {
 	inA tc -j qdisc show dev "$DEV_A" root | jq -r '.[0].handle // empty'
 }
@@ -212,7 +211,7 @@ NETNS_A=$(inA stat -L -c %i /proc/self/ns/net)
 n=$(hbm_map_count "$PIN/hbm_instances" "$IFX_A" "$NETNS_A")
 assert_eq "$n" 1 "hbm_instances holds $DEV_A's instance while attached (bpftool)"
 sleep 0.5
-base=$(slab_skbs)
+base=$(hbm_skb_objs head)
 hbm_figure "skbuff_head_cache in /proc/slabinfo" "$base"
 serve 5306
 # 4 x 50 Mbit/s: twice the rate, and after the detach not so much that
@@ -227,7 +226,7 @@ inA "$HBM_TOOLS/udp_probe" send -d "$ADDR_B" -p 7100 -c 1000 -s 1400 \
 shaped=$(hbm_rx_rate 1)
 st=$(inA tc -s -j qdisc show dev "$DEV_A" root)
 [[ $st =~ \"qlen\":([0-9]+) ]] && q=${BASH_REMATCH[1]} || q=
-full=$(slab_skbs)
+full=$(hbm_skb_objs head)
 out=$(inA "$HBM" detach "$DEV_A" 2>&1)
 det_rc=$?
 kind=$(inA tc -j qdisc show dev "$DEV_A" root)
@@ -240,7 +239,7 @@ alive=$?
 kill -INT "$ipc" 2>/dev/null
 wait "$ipc"
 sleep 1
-after=$(slab_skbs)
+after=$(hbm_skb_objs head)
 tail -n 4 "/tmp/$HBM_TEST.c"
 assert_ok "detach under load: exit $det_rc, silent ('$out')" test "$det_rc" = 0 -a -z "$out"
 assert_ge "$q" 1000 "the datagrams (and TCP's skbs) were queued in bpf_hbm ($q)"
