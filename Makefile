@@ -39,16 +39,19 @@ INSTALL ?= install
 
 LOADER := $(OUTPUT)/bpf-hbm
 MANPAGE := $(OUTPUT)/bpf-hbm.8
-UNIT := $(OUTPUT)/bpf-hbm.service
+UNITS := bpf-hbm.service bpf-hbm-watch.service
 
 # What make install installs: bpf-hbm (the BPF object is in it, through
-# the skeleton), its man page, its bash completion and a systemd unit
-# that runs `bpf-hbm apply` at boot, written from its template for
-# SBINDIR. A recipe of its own, for where installing runs on the host
-# while the build ran in the pinned environment (see below).
+# the skeleton), its man page, its bash completion and two systemd units,
+# bpf-hbm.service (`bpf-hbm apply` at boot) and bpf-hbm-watch.service
+# (`bpf-hbm apply --watch`, for the devices that appear later), each
+# written from its template (scripts/UNIT.in) for SBINDIR. A recipe of its
+# own, for where installing runs on the host while the build ran in the
+# pinned environment (see below).
 define hbm_install
-	$(call msg,GEN,$(UNIT))
-	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|g' scripts/bpf-hbm.service.in > $(UNIT)
+	$(foreach u,$(UNITS),
+	$(call msg,GEN,$(OUTPUT)/$(u))
+	$(Q)sed 's|@SBINDIR@|$(SBINDIR)|g' scripts/$(u).in > $(OUTPUT)/$(u))
 	$(call msg,INSTALL,$(DESTDIR)$(SBINDIR)/bpf-hbm)
 	$(Q)$(INSTALL) -D -m 0755 $(LOADER) $(DESTDIR)$(SBINDIR)/bpf-hbm
 	$(call msg,INSTALL,$(DESTDIR)$(MANDIR)/man8/bpf-hbm.8)
@@ -56,8 +59,9 @@ define hbm_install
 	$(call msg,INSTALL,$(DESTDIR)$(BASHCOMPDIR)/bpf-hbm)
 	$(Q)$(INSTALL) -D -m 0644 scripts/bpf-hbm.bash-completion \
 		$(DESTDIR)$(BASHCOMPDIR)/bpf-hbm
-	$(call msg,INSTALL,$(DESTDIR)$(UNITDIR)/bpf-hbm.service)
-	$(Q)$(INSTALL) -D -m 0644 $(UNIT) $(DESTDIR)$(UNITDIR)/bpf-hbm.service
+	$(foreach u,$(UNITS),
+	$(call msg,INSTALL,$(DESTDIR)$(UNITDIR)/$(u))
+	$(Q)$(INSTALL) -D -m 0644 $(OUTPUT)/$(u) $(DESTDIR)$(UNITDIR)/$(u))
 endef
 
 define hbm_uninstall
@@ -65,7 +69,7 @@ define hbm_uninstall
 	$(Q)rm -f $(DESTDIR)$(SBINDIR)/bpf-hbm \
 		$(DESTDIR)$(MANDIR)/man8/bpf-hbm.8 \
 		$(DESTDIR)$(BASHCOMPDIR)/bpf-hbm \
-		$(DESTDIR)$(UNITDIR)/bpf-hbm.service
+		$(foreach u,$(UNITS),$(DESTDIR)$(UNITDIR)/$(u))
 endef
 
 GOALS := $(or $(MAKECMDGOALS),all)
@@ -270,8 +274,10 @@ help:
 	@echo "make bench-tenants       per-cgroup classes: bpf_hbm vs htb classified by cgroup"
 	@echo "make vmlinux             regenerate vmlinux/vmlinux.h from KERNEL's BTF"
 	@echo "make install [DESTDIR=] [PREFIX=/usr/local] [SBINDIR=] [MANDIR=] [UNITDIR=]"
-	@echo "                         install bpf-hbm, bpf-hbm(8), its bash completion and"
-	@echo "                         bpf-hbm.service (runs bpf-hbm apply at boot)"
+	@echo "                         install bpf-hbm, bpf-hbm(8), its bash completion,"
+	@echo "                         bpf-hbm.service (runs bpf-hbm apply at boot) and"
+	@echo "                         bpf-hbm-watch.service (apply --watch: devices that"
+	@echo "                         appear later)"
 	@echo "make uninstall           remove what make install installed (same variables)"
 	@echo "make clean               remove $(OUTPUT)"
 

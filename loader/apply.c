@@ -20,9 +20,11 @@
  */
 #include <errno.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 
@@ -173,7 +175,8 @@ static int hbm_apply_read_dev(struct hbm_apply_ctx *x, const char *name,
  * The devices the file names, found or not, then every other device of
  * this network namespace, for those with bpf_hbm attached.
  */
-static int hbm_apply_read(struct hbm_apply_ctx *x, const struct hbm_conf *c)
+static int hbm_apply_read(struct hbm_apply_ctx *x, const struct hbm_conf *c,
+			  int only)
 {
 	struct if_nameindex *all, *i;
 	int k, err;
@@ -197,12 +200,17 @@ static int hbm_apply_read(struct hbm_apply_ctx *x, const struct hbm_conf *c)
 	if (err)
 		return err;
 	for (k = 0; k < c->ndev; k++) {
+		if (only >= 0 && k != only)
+			continue;
 		err = hbm_apply_read_dev(x, c->dev[k].name,
 					 if_nametoindex(c->dev[k].name));
 		if (err)
 			return hbm_set_reason(err, "%s: %s", c->dev[k].name,
 					      hbm_reason());
 	}
+	/* One device (apply --watch): nothing else is looked at. */
+	if (only >= 0)
+		return 0;
 	all = if_nameindex();
 	if (!all)
 		return hbm_set_reason(-errno, "couldn't list the devices: %s",
@@ -247,15 +255,22 @@ static void hbm_apply_free(struct hbm_apply_ctx *x)
  * class's, or that another line of the device names too under another
  * spelling, is the file's error. Returns an exit status, or -1.
  */
-static int hbm_apply_cgroups(struct hbm_conf *c)
+static int hbm_apply_cgroups(struct hbm_conf *c, int only)
 {
 	struct hbm_conf_class *cl, *o;
 	struct hbm_cgroup cg;
 	int i, j, k, err;
 
 	for (i = 0; i < c->ndev; i++) {
+		if (only >= 0 && i != only)
+			continue;
 		for (j = 0; j < c->dev[i].ncls; j++) {
 			cl = &c->dev[i].cls[j];
+			/* Resolved afresh each run: --watch applies again. */
+			free(cl->path);
+			cl->path = NULL;
+			cl->found = false;
+			cl->id = 0;
 			err = hbm_cgroup_resolve(cl->cgroup, &cg);
 			if (err == -ENOENT)
 				continue;
@@ -332,7 +347,28 @@ static bool hbm_dev_change(enum hbm_change_kind k)
 	return k == HBM_CH_ATTACH || k == HBM_CH_REATTACH || k == HBM_CH_SET;
 }
 
-int hbm_cmd_apply(struct hbm_conf *c, bool dry_run)
+/* A line of apply's on stdout; --watch's start with the time. */
+static void __attribute__((format(printf, 2, 3)))
+hbm_apply_say(bool stamp, const char *fmt, ...)
+{
+	char when[HBM_ISO_BUFSZ];
+	struct timespec now;
+	va_list ap;
+
+	if (stamp) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		hbm_fmt_iso8601(when, sizeof(when), &now);
+		printf("%s ", when);
+	}
+	fputs(HBM_PROG ": ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+int hbm_apply_run(struct hbm_conf *c, int only, bool dry_run, bool stamp)
 {
 	struct hbm_apply_ctx x = {};
 	struct hbm_change *ch = NULL;
@@ -340,11 +376,19 @@ int hbm_cmd_apply(struct hbm_conf *c, bool dry_run)
 	int ret, i, n = 0, changes, failed = 0, skipped = 0;
 
 	x.maps = (struct hbm_maps)HBM_MAPS_INIT;
-	ret = hbm_apply_cgroups(c);
+	ret = hbm_apply_cgroups(c, only);
 	if (ret >= 0)
 		return ret;
 	ret = HBM_EXIT_FAIL;
-	if (hbm_apply_read(&x, c) || hbm_plan(c, x.cur, x.ncur, &ch, &n)) {
+	if (hbm_apply_read(&x, c, only)) {
+		if (only >= 0)
+			hbm_fail("attach", c->dev[only].name);
+		else
+			hbm_fail("apply", c->file);
+		goto out;
+	}
+	if (only >= 0 ? hbm_plan_one(c, only, x.cur, &ch, &n) :
+			hbm_plan(c, x.cur, x.ncur, &ch, &n)) {
 		hbm_fail("apply", c->file);
 		goto out;
 	}
@@ -363,7 +407,7 @@ int hbm_cmd_apply(struct hbm_conf *c, bool dry_run)
 			continue;
 		}
 		if (dry_run) {
-			printf(HBM_PROG ": dry run: %s\n", ch[i].text);
+			hbm_apply_say(stamp, "dry run: %s", ch[i].text);
 			continue;
 		}
 		/* A device that could not be attached or set: its classes wait. */
@@ -379,14 +423,24 @@ int hbm_cmd_apply(struct hbm_conf *c, bool dry_run)
 				failed_dev = ch[i].dev;
 			continue;
 		}
-		printf(HBM_PROG ": %s\n", ch[i].text);
-		fflush(stdout);
+		hbm_apply_say(stamp, "%s", ch[i].text);
+	}
+	/* One device of --watch's: its changes, and nothing if none. */
+	if (only >= 0) {
+		if (failed || skipped)
+			hbm_error("attach", c->dev[only].name,
+				  "%d of its %d changes failed%s; it is tried again at its next event",
+				  failed, changes,
+				  skipped ? ", and its classes were left alone" : "");
+		else
+			ret = HBM_EXIT_OK;
+		goto out;
 	}
 	if (!changes)
-		printf(HBM_PROG ": nothing to change\n");
+		hbm_apply_say(stamp, "nothing to change");
 	else if (dry_run)
-		printf(HBM_PROG ": dry run: %d change%s, none made\n", changes,
-		       changes == 1 ? "" : "s");
+		hbm_apply_say(stamp, "dry run: %d change%s, none made", changes,
+			      changes == 1 ? "" : "s");
 	if (failed || skipped) {
 		hbm_error("apply", c->file, "%d of %d changes failed%s",
 			  failed, changes,
@@ -398,4 +452,9 @@ out:
 	free(ch);
 	hbm_apply_free(&x);
 	return ret;
+}
+
+int hbm_cmd_apply(struct hbm_conf *c, bool dry_run)
+{
+	return hbm_apply_run(c, -1, dry_run, false);
 }

@@ -145,11 +145,71 @@ struct hbm_change {
 int hbm_plan(const struct hbm_conf *c, const struct hbm_cur_dev *cur,
 	     int ncur, struct hbm_change **out, int *n);
 
+/*
+ * The plan of device @k of @c alone (apply --watch, when it appears): what
+ * makes @cur, that device as it is now, match its line and its classes,
+ * as hbm_plan() would plan it. Nothing else is detached.
+ */
+int hbm_plan_one(const struct hbm_conf *c, int k,
+		 const struct hbm_cur_dev *cur, struct hbm_change **out, int *n);
+
 /* The changes in a plan, notes left out. */
 int hbm_plan_changes(const struct hbm_change *ch, int n);
 
 /* apply.c: read @file (NULL: HBM_CONF_FILE) into @c; an exit status. */
 int hbm_conf_load(const char *file, struct hbm_conf *c);
 int hbm_cmd_apply(struct hbm_conf *c, bool dry_run);
+/*
+ * apply's run: of every device (@only -1), or of device @only of @c alone
+ * (its changes printed, no "nothing to change", no summary: apply
+ * --watch). With @stamp, each line printed starts with the time (ISO
+ * 8601, UTC). The caller holds the lock. Returns an exit status.
+ */
+int hbm_apply_run(struct hbm_conf *c, int only, bool dry_run, bool stamp);
+
+/*
+ * apply --watch (watch.c). Device events are coalesced per device of the
+ * file: a burst of them is one apply, HBM_WATCH_QUIET after the last
+ * event, and never later than HBM_WATCH_MAX after the first.
+ */
+#define HBM_WATCH_QUIET_NS	(250 * 1000000ULL)
+#define HBM_WATCH_MAX_NS	(2000 * 1000000ULL)
+
+struct hbm_debounce {
+	__u64 quiet_ns, max_ns;
+	int n;				/* entries: the file's devices */
+	struct hbm_debounce_ent {
+		bool pending;
+		__u64 first;		/* the burst's first event */
+		__u64 due;
+	} *e;
+};
+
+/* Pure: @n entries, none pending; 0 or -ENOMEM. */
+int hbm_debounce_init(struct hbm_debounce *d, int n, __u64 quiet_ns,
+		      __u64 max_ns);
+void hbm_debounce_free(struct hbm_debounce *d);
+/* An event for entry @k at @now (ns, any monotonic clock). */
+void hbm_debounce_event(struct hbm_debounce *d, int k, __u64 now);
+/* The earliest due time of the pending entries, or UINT64_MAX. */
+__u64 hbm_debounce_next(const struct hbm_debounce *d);
+/* An entry due at @now, taken (no longer pending), or -1 if none. */
+int hbm_debounce_take(struct hbm_debounce *d, __u64 now);
+/* Forget every pending entry (a full apply covers them). */
+void hbm_debounce_clear(struct hbm_debounce *d);
+
+/*
+ * Which device of @c a link event makes new, to be applied: one named as
+ * the file names it that @known (the ifindex each device of @c had when
+ * last applied, 0: none) does not have under that name: created, created
+ * again, renamed to it or moved into this namespace. A NEWLINK of a
+ * device already known (up, down, a changed MTU, ...) is none. @known is
+ * updated for the devices an event shows gone or renamed away. Returns
+ * the device's index in c->dev, or -1. Pure.
+ */
+int hbm_watch_event(const struct hbm_conf *c, int *known,
+		    const struct hbm_link_ev *ev);
+
+int hbm_cmd_apply_watch(const char *file, struct hbm_conf *c);
 
 #endif /* HBM_APPLY_H */

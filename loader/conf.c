@@ -823,6 +823,17 @@ int hbm_plan(const struct hbm_conf *c, const struct hbm_cur_dev *cur,
 	return 0;
 }
 
+int hbm_plan_one(const struct hbm_conf *c, int k,
+		 const struct hbm_cur_dev *cur, struct hbm_change **out, int *n)
+{
+	struct hbm_conf one = *c;
+
+	/* The file as if it named device k alone, and cur that device. */
+	one.dev = &c->dev[k];
+	one.ndev = 1;
+	return hbm_plan(&one, cur, 1, out, n);
+}
+
 int hbm_plan_changes(const struct hbm_change *ch, int n)
 {
 	int i, k = 0;

@@ -75,11 +75,12 @@ static const char hbm_help[] =
 "  class list [DEV] [--json]\n"
 "                 the classes of each device (or DEV), configured; show\n"
 "                 gives their counters too\n"
-"  apply [FILE] [--dry-run]\n"
+"  apply [FILE] [--dry-run | --watch]\n"
 "                 make the devices of this network namespace match FILE\n"
 "                 (default " HBM_CONF_FILE "), and only it: attach, set,\n"
 "                 re-attach and detach, add, set and delete classes,\n"
-"                 printing one line per change\n"
+"                 printing one line per change; --watch then stays, and\n"
+"                 shapes each device FILE names as it appears\n"
 "  help           this text\n"
 "\n"
 "Shaping options (attach, set):\n"
@@ -227,6 +228,21 @@ static const char hbm_help[] =
 "Apply options:\n"
 "  --dry-run            print the changes apply would make, each line\n"
 "                       marked \"dry run:\", and make none\n"
+"  --watch              after applying FILE, run until SIGINT or SIGTERM\n"
+"                       (exit 0), and apply FILE's line and classes to\n"
+"                       each device it names as the device appears\n"
+"                       (created, created again, renamed to the name,\n"
+"                       moved into this network namespace), a burst of\n"
+"                       its events coalesced into one apply; each change\n"
+"                       printed as apply prints it, after the time (ISO\n"
+"                       8601, UTC). A device that cannot be shaped is\n"
+"                       reported (couldn't attach DEV) and tried again at\n"
+"                       its next event; where the kernel dropped events,\n"
+"                       all of FILE is applied again. SIGHUP reads FILE\n"
+"                       again and applies it (with errors: reported,\n"
+"                       FILE:LINE, and the old configuration kept). The\n"
+"                       lock is held only while applying. What\n"
+"                       bpf-hbm-watch.service runs\n"
 "\n"
 "Configuration file (apply):\n"
 "  DEV [ATTACH OPTION...]  a device and attach's options for it: the\n"
@@ -249,9 +265,10 @@ static const char hbm_help[] =
 "  detaches bpf_hbm from the other devices of this network namespace, and\n"
 "  deletes the classes the file does not list from the devices it names.\n"
 "  A device or cgroup that does not exist is skipped with a note (it is\n"
-"  shaped when apply runs again). A bad file (FILE:LINE: the reason; exit\n"
-"  2) is refused whole, before anything changes. A second run changes\n"
-"  nothing: \"nothing to change\".\n"
+"  shaped when apply runs again, a device also as it appears under apply\n"
+"  --watch). A bad file (FILE:LINE: the reason; exit 2) is refused whole,\n"
+"  before anything changes. A second run changes nothing: \"nothing to\n"
+"  change\".\n"
 "\n"
 "Class list options:\n"
 "  --json               {\"classes\": [...]}: each class as in show's\n"
@@ -343,6 +360,7 @@ struct hbm_args {
 	const char *cgroup;		/* the class commands' */
 	const char *file;		/* apply's FILE, or NULL */
 	bool dry_run;
+	bool apply_watch;		/* apply --watch */
 	struct hbm_conf *conf;		/* apply's, read by main() */
 	bool prometheus;
 	uint64_t watch_ns;		/* show --watch; 0: none */
@@ -503,6 +521,8 @@ static int hbm_run_class_list(const struct hbm_args *a)
 
 static int hbm_run_apply(const struct hbm_args *a)
 {
+	if (a->apply_watch)
+		return hbm_cmd_apply_watch(a->file, a->conf);
 	return hbm_cmd_apply(a->conf, a->dry_run);
 }
 
@@ -613,7 +633,7 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "  --json             as one JSON object (see bpf-hbm --help)\n",
 	  hbm_run_class_list },
 	{ "apply", HBM_CMD_APPLY, false, false,
-	  "Usage: bpf-hbm apply [FILE] [--dry-run]\n"
+	  "Usage: bpf-hbm apply [FILE] [--dry-run | --watch]\n"
 	  "Make the devices of this network namespace match FILE (default\n"
 	  HBM_CONF_FILE "), and only it: attach bpf_hbm as FILE says, set\n"
 	  "what differs (attach --replace where --parent does), detach it from\n"
@@ -624,7 +644,13 @@ static const struct hbm_cmd hbm_cmds[] = {
 	  "that does not exist is skipped with a note. The file's format is in\n"
 	  "bpf-hbm --help.\n"
 	  "  --dry-run          print the changes, marked \"dry run:\", and make\n"
-	  "                     none\n",
+	  "                     none\n"
+	  "  --watch            then run until SIGINT or SIGTERM, applying\n"
+	  "                     FILE's line and classes to each device it names\n"
+	  "                     as the device appears (hotplug, a veth made\n"
+	  "                     again), each change printed after the time;\n"
+	  "                     SIGHUP reads FILE again and applies it (a bad\n"
+	  "                     FILE is reported and the old one kept)\n",
 	  hbm_run_apply },
 };
 
@@ -688,6 +714,9 @@ static void hbm_parse_opt(struct hbm_args *a, int c, char **argv)
 		break;
 	case HBM_OPTV_DRY_RUN:
 		a->dry_run = true;
+		break;
+	case HBM_OPTV_APPLY_WATCH:
+		a->apply_watch = true;
 		break;
 	case HBM_OPTV_JSON:
 		a->json = true;
@@ -770,6 +799,8 @@ static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
 	if (!a->dev && cmd->dev_required)
 		hbm_usage_err(a, "missing DEV (usage: bpf-hbm %s DEV ...)",
 			      cmd->name);
+	if (a->dry_run && a->apply_watch)
+		hbm_usage_err(a, "--dry-run and --watch exclude each other");
 	if (a->dev && (!a->dev[0] || strlen(a->dev) >= IFNAMSIZ ||
 		       strchr(a->dev, '/')))
 		hbm_usage_err(a, "invalid device name '%s'", a->dev);
@@ -798,14 +829,15 @@ static int hbm_parse(const struct hbm_cmd *cmd, int argc, char **argv,
  * leave a device half-done, so it finishes, and the signal then takes
  * effect as usual. Waiting for the lock can still be interrupted: nothing
  * has changed yet. show locks each of its rounds itself, so that --watch
- * holds the lock only while it reads.
+ * holds the lock only while it reads; apply --watch each of its applies,
+ * and it reads the signals itself between them (watch.c).
  */
 static int hbm_run(const struct hbm_cmd *cmd, const struct hbm_args *a)
 {
 	sigset_t hold, old;
 	int ret;
 
-	if (cmd->mask == HBM_CMD_SHOW)
+	if (cmd->mask == HBM_CMD_SHOW || a->apply_watch)
 		return cmd->run(a);
 	if (hbm_lock()) {
 		hbm_fail("lock", hbm_pin_dir());

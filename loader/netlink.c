@@ -29,7 +29,8 @@
 
 #define HBM_NL_BUFSZ	MNL_SOCKET_DUMP_SIZE
 
-int hbm_nl_open(struct hbm_nl *nl)
+/* A socket for requests; with @groups, subscribed to those (RTMGRP_*). */
+static int hbm_nl_open_groups(struct hbm_nl *nl, unsigned int groups)
 {
 	int one = 1, err;
 
@@ -46,7 +47,7 @@ int hbm_nl_open(struct hbm_nl *nl)
 	/* Best effort: without them errors just lack the kernel's message. */
 	mnl_socket_setsockopt(nl->sk, NETLINK_EXT_ACK, &one, sizeof(one));
 	mnl_socket_setsockopt(nl->sk, NETLINK_CAP_ACK, &one, sizeof(one));
-	if (mnl_socket_bind(nl->sk, 0, MNL_SOCKET_AUTOPID) < 0) {
+	if (mnl_socket_bind(nl->sk, groups, MNL_SOCKET_AUTOPID) < 0) {
 		err = hbm_set_reason(-errno, "couldn't bind a netlink socket: %s",
 				     strerror(errno));
 		goto err;
@@ -57,6 +58,11 @@ int hbm_nl_open(struct hbm_nl *nl)
 err:
 	hbm_nl_close(nl);
 	return err;
+}
+
+int hbm_nl_open(struct hbm_nl *nl)
+{
+	return hbm_nl_open_groups(nl, 0);
 }
 
 void hbm_nl_close(struct hbm_nl *nl)
@@ -502,4 +508,89 @@ int hbm_link_speed(const char *dev, __u32 *mbps)
 				      dev, strerror(-err));
 	*mbps = req->speed;
 	return 0;
+}
+
+/*
+ * Link events (apply --watch): a socket subscribed to RTMGRP_LINK, with a
+ * receive buffer of 1 MiB asked for (the kernel caps it at rmem_max; an
+ * overrun is ENOBUFS, which the watcher answers with a full apply).
+ */
+int hbm_nl_link_open(struct hbm_nl *nl)
+{
+	int sz = 1 << 20, err;
+
+	err = hbm_nl_open_groups(nl, RTMGRP_LINK);
+	if (err)
+		return err;
+	setsockopt(mnl_socket_get_fd(nl->sk), SOL_SOCKET, SO_RCVBUF, &sz,
+		   sizeof(sz));
+	return 0;
+}
+
+int hbm_nl_fd(const struct hbm_nl *nl)
+{
+	return mnl_socket_get_fd(nl->sk);
+}
+
+struct hbm_link_parse {
+	hbm_link_fn fn;
+	void *ctx;
+};
+
+static int hbm_link_ev_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct hbm_link_parse *p = data;
+	const struct ifinfomsg *ifi;
+	const struct nlattr *attr;
+	struct hbm_link_ev ev = {};
+
+	if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
+		return MNL_CB_OK;
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*ifi)))
+		return MNL_CB_OK;
+	ifi = mnl_nlmsg_get_payload(nlh);
+	ev.del = nlh->nlmsg_type == RTM_DELLINK;
+	ev.ifindex = ifi->ifi_index;
+	mnl_attr_for_each(attr, nlh, sizeof(*ifi)) {
+		if (mnl_attr_get_type(attr) != IFLA_IFNAME ||
+		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			continue;
+		snprintf(ev.name, sizeof(ev.name), "%s", mnl_attr_get_str(attr));
+	}
+	/* Without its name, a NEWLINK tells nothing a file could name. */
+	if (ev.ifindex > 0 && (ev.del || ev.name[0]))
+		p->fn(&ev, p->ctx);
+	return MNL_CB_OK;
+}
+
+int hbm_nl_link_parse(const void *buf, size_t len, hbm_link_fn fn, void *ctx)
+{
+	struct hbm_link_parse p = { .fn = fn, .ctx = ctx };
+
+	/* Notifications: sequence 0 and the kernel's port, not checked. */
+	if (mnl_cb_run(buf, len, 0, 0, hbm_link_ev_cb, &p) == MNL_CB_ERROR)
+		return hbm_set_reason(-EBADMSG, "netlink: a malformed link event");
+	return 0;
+}
+
+int hbm_nl_link_read(struct hbm_nl *nl, hbm_link_fn fn, void *ctx)
+{
+	ssize_t len;
+	int err;
+
+	for (;;) {
+		len = recv(hbm_nl_fd(nl), nl->buf, HBM_NL_BUFSZ, MSG_DONTWAIT);
+		if (len < 0 && errno == EINTR)
+			continue;
+		if (len < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (len < 0)
+			return hbm_set_reason(-errno, "netlink: %s",
+					      strerror(errno));
+		if (!len)
+			return 0;
+		err = hbm_nl_link_parse(nl->buf, len, fn, ctx);
+		if (err)
+			return err;
+	}
 }

@@ -60,6 +60,27 @@ int hbm_nl_qdisc_create(struct hbm_nl *nl, int ifindex, const struct hbm_qdisc *
 			__u16 flags);
 int hbm_nl_qdisc_del(struct hbm_nl *nl, int ifindex, __u32 parent,
 		     __u32 handle, const char *kind);
+/*
+ * Link events (apply --watch): hbm_nl_link_open() subscribes a socket to
+ * RTMGRP_LINK; hbm_nl_link_read() reads what is queued on it without
+ * waiting (poll hbm_nl_fd() for more) and calls @fn for each RTM_NEWLINK
+ * with a name and each RTM_DELLINK. It returns 0 once nothing is left, or
+ * -ENOBUFS where the kernel dropped events (the socket overran: what
+ * happened meanwhile is lost), or another -errno, the reason set.
+ * hbm_nl_link_parse() is its parser of one datagram (pure, for tests).
+ */
+struct hbm_link_ev {
+	bool del;		/* RTM_DELLINK */
+	int ifindex;
+	char name[16];		/* IFNAMSIZ; "" when a DELLINK lacks it */
+};
+
+typedef void (*hbm_link_fn)(const struct hbm_link_ev *ev, void *ctx);
+
+int hbm_nl_link_open(struct hbm_nl *nl);
+int hbm_nl_fd(const struct hbm_nl *nl);
+int hbm_nl_link_read(struct hbm_nl *nl, hbm_link_fn fn, void *ctx);
+int hbm_nl_link_parse(const void *buf, size_t len, hbm_link_fn fn, void *ctx);
 int hbm_nl_qdisc_dump(struct hbm_nl *nl, int ifindex, struct hbm_qdiscs *qs);
 void hbm_qdiscs_free(struct hbm_qdiscs *qs);
 

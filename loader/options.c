@@ -44,6 +44,8 @@ const struct hbm_optdef hbm_optdefs[] = {
 	{ "cgroup", "PATH", HBM_OPTV_CGROUP,
 	  HBM_CMD_CLASS_ADD | HBM_CMD_CLASS_SET | HBM_CMD_CLASS_DEL },
 	{ "dry-run", NULL, HBM_OPTV_DRY_RUN, HBM_CMD_APPLY },
+	/* A name of show's too: no command takes both. */
+	{ "watch", NULL, HBM_OPTV_APPLY_WATCH, HBM_CMD_APPLY },
 };
 
 const size_t hbm_n_optdefs = sizeof(hbm_optdefs) / sizeof(hbm_optdefs[0]);

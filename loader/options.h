@@ -46,6 +46,7 @@ enum {
 	HBM_OPTV_CGROUP,
 	HBM_OPTV_DRY_RUN,
 	HBM_OPTV_PROMETHEUS,
+	HBM_OPTV_APPLY_WATCH,	/* apply --watch: no value, unlike show's */
 };
 
 struct hbm_optdef {

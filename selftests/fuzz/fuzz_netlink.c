@@ -3,7 +3,8 @@
  * libFuzzer target: loader/netlink.c's parsing of rtnetlink answers: qdisc
  * dumps (hbm_root_get(), hbm_nl_qdisc_dump()), link dumps
  * (hbm_nl_num_tx_queues()), acks, errors with extended acks and the end
- * of a dump.
+ * of a dump; and each datagram as a link notification (apply --watch's
+ * hbm_nl_link_parse()).
  *
  * libmnl's mnl_socket_sendto() and mnl_socket_recvfrom() are replaced
  * here (the executable's definitions win over libmnl's): what the loader
@@ -22,7 +23,8 @@
  * writes qdiscs (hbm_nl_qdisc_create()'s message), parses to the same
  * parent, handle, kind and options; the root found is the dump's root and
  * owns no options; a device has at least one tx queue; an error has a
- * reason.
+ * reason; a link event names a device (ifindex > 0), its name is
+ * terminated, and a NEWLINK's is not empty.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -384,6 +386,15 @@ static const mnl_cb_t ctl[] = {
 	[NLMSG_DONE] = hbm_nl_done_cb,
 };
 
+/* A link event (apply --watch's): a device, and a NEWLINK names it. */
+static void link_ev_check(const struct hbm_link_ev *ev, void *ctx)
+{
+	check(ev->ifindex > 0, "a link event without a device");
+	check(memchr(ev->name, '\0', sizeof(ev->name)) != NULL,
+	      "a link event's name not terminated");
+	check(ev->del || ev->name[0], "a NEWLINK without a name");
+}
+
 /* Each datagram alone, from a buffer of its own size, through each parser. */
 static void parse_exact(void)
 {
@@ -406,6 +417,8 @@ static void parse_exact(void)
 		nl.cb_data = &txq;
 		mnl_cb_run2(buf, len, SEQ0 + 1, PORTID, hbm_link_cb, &nl, ctl,
 			    MNL_ARRAY_SIZE(ctl));
+		/* As a notification: apply --watch's parser. */
+		hbm_nl_link_parse(buf, len, link_ev_check, NULL);
 		free(buf);
 	}
 	hbm_qdiscs_free(&qs);

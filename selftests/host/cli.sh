@@ -111,6 +111,14 @@ printf 'eth0 --cgroup "/x\n' >"$conf"
 expect 2 "$conf:1: a double quote is not closed" apply "$conf"
 printf 'eth0\0\n' >"$conf"
 expect 2 "couldn't read $conf: not a text file" apply "$conf"
+# apply --watch: no value, not with --dry-run, and a bad file refused
+# (exit 2) before it watches anything.
+expect 2 "couldn't apply $conf: --dry-run and --watch exclude each other" apply "$conf" --watch --dry-run
+expect 2 "unrecognized option '--watch=1s'" apply --watch=1s
+expect 0 '^Usage: bpf-hbm apply \[FILE\] \[--dry-run | --watch\]' apply --watch -h
+printf 'eth0 --rate fast\n' >"$conf"
+expect 2 "^bpf-hbm: couldn't apply $conf:1: invalid rate 'fast'\$" apply "$conf" --watch
+expect 1 "couldn't read /nonexistent/bpf-hbm.conf: No such file" apply /nonexistent/bpf-hbm.conf --watch
 
 [ $fail = 0 ] && echo "bpf-hbm: all CLI checks passed"
 exit $fail

@@ -52,6 +52,9 @@ expect "$(lines apply attach class detach help load set show unload)" ''
 expect "$(lines set show)" s
 expect "$(lines attach)" -v at
 expect "$(lines --dry-run)" apply --d
+# apply --watch takes no value (show's takes an INTERVAL): FILE follows.
+expect "$(lines --watch)" apply /etc/bpf-hbm.conf --w
+expect "$(compgen -f -- /etc/host | sort)" apply --watch /etc/host
 # apply's FILE: a file name, and only where FILE goes.
 expect "$(compgen -f -- /etc/host | sort)" apply /etc/host
 expect '' apply /etc/bpf-hbm.conf ''

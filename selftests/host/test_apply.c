@@ -456,6 +456,65 @@ out:
 	hbm_conf_free(&c);
 }
 
+/*
+ * apply --watch's plan of one device, as it appears: its line and classes
+ * alone; the file's other devices, absent or not, are not looked at, and
+ * nothing is detached.
+ */
+static void test_plan_one(void)
+{
+	struct hbm_cur_dev cur;
+	struct plan p = {};
+	struct hbm_conf c;
+	int i;
+
+	if (!parse_ok(&c, "eth0 --rate 1gbit\n"
+		      "veth7 --rate 100mbit --parent root --ecn off\n"
+		      "veth7 class --cgroup /sys/fs/cgroup/a --rate 10mbit\n"
+		      "usb0\n"))
+		goto out;
+	for (i = 0; i < c.dev[1].ncls; i++) {
+		c.dev[1].cls[i].found = true;
+		c.dev[1].cls[i].id = 100 + i;
+		c.dev[1].cls[i].path = strdup(c.dev[1].cls[i].cgroup);
+	}
+	/* A veth made (again): attached as its line says, then its class. */
+	memset(&cur, 0, sizeof(cur));
+	snprintf(cur.name, sizeof(cur.name), "veth7");
+	cur.exists = true;
+	cur.txq = 1;
+	hbm_config_default(&cur.cfg);
+	if (ASSERT_OK(hbm_plan_one(&c, 1, &cur, &p.ch, &p.n), "plan one"))
+		ASSERT_STREQ(texts(&p), "veth7: attached (parent root, rate 100Mbit, ecn off)|"
+			     "veth7: class /sys/fs/cgroup/a: added (rate 10Mbit)",
+			     "attach and class, nothing of eth0 or usb0");
+	/* Already as the file says (an event of a device shaped): nothing. */
+	free(p.ch);
+	p.ch = NULL;
+	cur = cur_as(&c.dev[0], 1);
+	if (ASSERT_OK(hbm_plan_one(&c, 0, &cur, &p.ch, &p.n), "plan one"))
+		ASSERT_EQ(p.n, 0, "eth0 as the file says");
+	/* A device renamed to eth0 with bpf_hbm of another rate: set. */
+	free(p.ch);
+	p.ch = NULL;
+	cur.cfg.rate_bps = 3000000000ULL;
+	if (ASSERT_OK(hbm_plan_one(&c, 0, &cur, &p.ch, &p.n), "plan one"))
+		ASSERT_STREQ(texts(&p), "eth0: set rate 3Gbit -> 1Gbit",
+			     "renamed to eth0: set");
+	/* Gone again before it was applied: a note, no change. */
+	free(p.ch);
+	p.ch = NULL;
+	memset(&cur, 0, sizeof(cur));
+	snprintf(cur.name, sizeof(cur.name), "usb0");
+	if (ASSERT_OK(hbm_plan_one(&c, 2, &cur, &p.ch, &p.n), "plan one")) {
+		ASSERT_EQ(p.n, 1, "one note");
+		ASSERT_EQ(hbm_plan_changes(p.ch, p.n), 0, "no change");
+	}
+out:
+	free(p.ch);
+	hbm_conf_free(&c);
+}
+
 /* The cgroups of @d's classes, as apply.c resolves them: ids 100, 101... */
 static void resolve(struct hbm_conf_dev *d)
 {
@@ -548,4 +607,5 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_plan_reattach),
 	HBM_TEST(test_plan_missing),
 	HBM_TEST(test_plan_classes),
+	HBM_TEST(test_plan_one),
 )
