@@ -9,8 +9,9 @@
 # FAULT_N times the same in a network namespace of its own, which is
 # deleted instead. Meanwhile 2 TCP flows run through A's own shaped
 # device, where a TCP connection must open within 1 s after each
-# deletion (see hbm_tcp_alive in lib.sh for why not an ICMP ping). At the
-# end nothing leaks: no flow or instance entry of the deleted devices, no
+# deletion (see hbm_tcp_alive in lib.sh for why not an ICMP ping), and
+# the instance entries must not grow (inst_after, below). At the end
+# nothing leaks: no flow or instance entry of the deleted devices, no
 # marker pin, and the skbuff slabs back at their baseline.
 . "$(dirname "$0")/lib.sh"
 
@@ -50,10 +51,13 @@ sleep 0.5
 inA iperf3 -c "$ADDR_B" -P 2 -t $((FAULT_N * 6)) >/dev/null 2>&1 &
 sleep 1
 
-# After each fault the instance entries are counted: A's one, and for a
-# namespace, those of teardowns still in the kernel's work queue. A
-# deletion that leaked its entry would show as a count that grows.
-inst_after() { # WAIT_S: A's entry alone within WAIT_S, else the count seen
+# After each fault the instance entries are counted. A device's qdisc is
+# destroyed with it: A's entry alone must be left within 2 s. A
+# namespace's devices go later, from the kernel's cleanup work, which
+# under TCG can lag a few deletions behind: the count must stay within
+# NS_PENDING of A's one, where a leak would grow it by one per deletion.
+NS_PENDING=5
+inst_after() { # WAIT_S: A's entry alone within WAIT_S s, else the count seen
 	local n t
 
 	for t in $(seq 0 "$1"); do
@@ -83,7 +87,7 @@ assert_eq "$queued" "$FAULT_N" "each had bpf_hbm with over 100 packets queued wh
 assert_eq "$dead" 0 "a connection opened within 1 s after each device deletion"
 assert_eq "$grew" 0 "after each device deletion, its instance entry was gone within 2 s"
 
-bad=0 dead=0 grew=0
+bad=0 dead=0 grew=0 maxn=0
 for i in $(seq 1 "$FAULT_N"); do
 	ip netns add "$NS_X" || hbm_fatal "netns add"
 	if ! victim "$NS_X" "n$i"; then
@@ -92,12 +96,14 @@ for i in $(seq 1 "$FAULT_N"); do
 	fi
 	ip netns del "$NS_X"
 	hbm_tcp_alive || { dead=$((dead + 1)); echo "netns $i: no connection within 1 s"; }
-	n=$(inst_after 5)
-	[ "$n" = 1 ] || { grew=$((grew + 1)); echo "netns $i: $n instance entries 5 s after the deletion"; }
+	n=$(inst_after 0)
+	[ "$n" -le $((1 + NS_PENDING)) ] 2>/dev/null ||
+		{ grew=$((grew + 1)); echo "netns $i: $n instance entries after the deletion"; }
+	[ "$n" -gt "$maxn" ] 2>/dev/null && maxn=$n
 done
 assert_eq "$bad" 0 "$FAULT_N namespaces made with a loaded device in each"
 assert_eq "$dead" 0 "a connection opened within 1 s after each namespace deletion"
-assert_eq "$grew" 0 "after each namespace deletion, its instance entry was gone within 5 s"
+assert_eq "$grew" 0 "after each namespace deletion, at most $NS_PENDING instance entries of namespaces still being torn down (at most $maxn seen)"
 
 kill $(jobs -p) 2>/dev/null
 wait 2>/dev/null
