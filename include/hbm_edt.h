@@ -292,6 +292,51 @@ hbm_decide(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
 	return v;
 }
 
+/* What hbm_vq_judge() tells of a packet besides its verdict. */
+struct hbm_judged {
+	__u64 departure;	/* when it may leave */
+	__u64 charge;		/* what it moved the clock (0 if dropped) */
+	__s64 delta;		/* the queue's delay before it (HBM's delta) */
+	int guarded;		/* the 2-packet guard turned a drop into CN */
+};
+
+/*
+ * One packet through one virtual queue, as the qdisc runs it under that
+ * queue's lock, for the device and for a class alike: charged at the
+ * level's rate with @burst_ns of idle credit, judged by the queue's delay
+ * less @held (what the packet's class holds it anyway; 0 for a class),
+ * and its slot given back at once if the verdict is a drop, so that a
+ * dropped packet costs the clock nothing.
+ */
+static __always_inline enum hbm_verdict
+hbm_vq_judge(struct hbm_vq *vq, const struct hbm_config *cfg,
+	     const struct hbm_pkt *pkt, __u64 now, __u64 burst_ns, __s64 held,
+	     __u32 rnd, struct hbm_judged *j)
+{
+	enum hbm_verdict v;
+
+	j->delta = hbm_vq_charge(vq, now, pkt->len, cfg->rate_bps, burst_ns,
+				 &j->departure);
+	v = hbm_decide(cfg, pkt, j->delta - held, rnd, &j->guarded);
+	if (v == HBM_DROP)
+		hbm_vq_refund(vq, pkt->len, cfg->rate_bps);
+	j->charge = v == HBM_DROP ? 0 : vq->time - j->departure;
+	return v;
+}
+
+/*
+ * Why a dropped packet was dropped, from the delay it was judged by: over
+ * the drop threshold (any TCP drop is: under it TCP gets CN or a mark),
+ * else a non-TCP packet over the mark threshold.
+ */
+static __always_inline enum hbm_drop_reason
+hbm_drop_reason(const struct hbm_config *cfg, const struct hbm_pkt *pkt,
+		__s64 delay)
+{
+	return pkt->is_tcp || delay > (__s64)hbm_drop_thresh(cfg, pkt->len) ?
+	       HBM_DROP_THRESH : HBM_DROP_NONTCP;
+}
+
 /*
  * A packet of a class is judged at two levels, each delay against its own
  * level's thresholds (hbm_decide), and gets the more severe verdict: a

@@ -500,6 +500,16 @@ static json_t *hbm_json_rate(const char *fmt, double v)
 	return hbm_json_num(buf);
 }
 
+json_t *hbm_json_dev(const struct hbm_dev_stats *st)
+{
+	json_t *d = json_object();
+
+	hbm_json_set(d, "dev", hbm_json_string(st->name[0] ? st->name : NULL));
+	hbm_json_set(d, "ifindex", json_integer(st->key.ifindex));
+	hbm_json_set(d, "netns", json_integer(st->key.netns));
+	return d;
+}
+
 /* An interval of --watch --json, as bpf-hbm --help lists the fields. */
 static json_t *hbm_watch_json(const char *when, __u64 dt_ns,
 			      const struct hbm_dev_stats *st,
@@ -513,11 +523,7 @@ static json_t *hbm_watch_json(const char *when, __u64 dt_ns,
 	hbm_json_set(root, "time", hbm_json_string(when));
 	hbm_json_set(root, "interval_s", hbm_json_num(dt));
 	for (i = 0; i < n; i++) {
-		d = json_object();
-		hbm_json_set(d, "dev", hbm_json_string(st[i].name[0] ?
-						       st[i].name : NULL));
-		hbm_json_set(d, "ifindex", json_integer(st[i].key.ifindex));
-		hbm_json_set(d, "netns", json_integer(st[i].key.netns));
+		d = hbm_json_dev(&st[i]);
 		hbm_json_set(d, "pps", hbm_json_rate("%.1f", r[i].pps));
 		hbm_json_set(d, "bps", hbm_json_rate("%.0f", r[i].bps));
 		hbm_json_set(d, "drops_per_s",

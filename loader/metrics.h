@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
+#include <jansson.h>
 #include <linux/types.h>
 
 #include "hbm.h"
@@ -50,6 +51,12 @@ __u64 hbm_late_count(const struct hbm_dev_rate *dr);
 __u64 hbm_late_mean(const struct hbm_dev_rate *dr);
 
 /* The idle credit the qdisc applies now: burst + hbm_late_allowance. */
+/*
+ * A device's identity in JSON (show --json, --watch --json): an object
+ * with dev (null where the name is not known), ifindex and netns, for the
+ * caller to add to.
+ */
+json_t *hbm_json_dev(const struct hbm_dev_stats *st);
 __u64 hbm_credit_now(const struct hbm_dev_stats *st);
 
 /*

@@ -332,11 +332,7 @@ json_t *hbm_show_json(const struct hbm_dev_stats *st, int n,
 	int i, j;
 
 	for (i = 0; i < n; i++) {
-		d = json_object();
-		hbm_json_set(d, "dev", hbm_json_string(st[i].name[0] ?
-						       st[i].name : NULL));
-		hbm_json_set(d, "ifindex", json_integer(st[i].key.ifindex));
-		hbm_json_set(d, "netns", json_integer(st[i].key.netns));
+		d = hbm_json_dev(&st[i]);
 		hbm_json_set(d, "instances", json_integer(st[i].dr.instances));
 		hbm_json_set(d, "configured", json_boolean(st[i].configured));
 		hbm_json_set(d, "config", hbm_config_json(&st[i]));

@@ -177,6 +177,22 @@ static __always_inline void hbm_class_find(struct sk_buff *skb,
 }
 
 /*
+ * HBM's counters of a verdict, the same for the device (hbm_dev_rate) and
+ * a class (hbm_class_rate), which name them alike; under the level's lock.
+ */
+#define HBM_COUNT_VERDICT(r, v, pkt, guarded)				\
+	do {								\
+		if ((v) != HBM_PASS)					\
+			(r)->marks++;					\
+		if ((v) == HBM_CN)					\
+			(r)->cn++;					\
+		if ((v) == HBM_MARK && (pkt)->thin && !(pkt)->ecn)	\
+			(r)->cn_spared++;				\
+		if (guarded)						\
+			(r)->guard_saves++;				\
+	} while (0)
+
+/*
  * Charge a packet to the device's virtual queue and give HBM's verdict on
  * it, with the departure the clock gives it and what it cost the clock
  * (@charge, given back if it is purged before it leaves). A
@@ -191,10 +207,8 @@ hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 	   const struct hbm_pkt *pkt, __u64 now, __s64 held, __u64 *charge,
 	   __u64 *departure, __s64 *delay)
 {
+	struct hbm_judged j;
 	enum hbm_verdict v;
-	__u64 allow;
-	__s64 delta;
-	int guarded;
 	__u32 rnd;
 
 	/*
@@ -212,29 +226,20 @@ hbm_charge(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 	bpf_spin_lock(&dr->lock);
 	{
 		struct hbm_vq vq = { dr->vq_time, dr->vq_rem };
+		__u64 burst = cfg->burst_ns +
+			      hbm_late_allowance(cfg->burst_ns, dr->late_ns,
+						 cfg->flags);
 
-		allow = hbm_late_allowance(cfg->burst_ns, dr->late_ns,
-					   cfg->flags);
-		delta = hbm_vq_charge(&vq, now, pkt->len, cfg->rate_bps,
-				      cfg->burst_ns + allow, departure);
-		*charge = vq.time - *departure;
-		*delay = delta - held;
-		v = hbm_decide(cfg, pkt, delta - held, rnd, &guarded);
-		if (v == HBM_DROP)
-			hbm_vq_refund(&vq, pkt->len, cfg->rate_bps);
+		v = hbm_vq_judge(&vq, cfg, pkt, now, burst, held, rnd, &j);
 		dr->vq_time = vq.time;
 		dr->vq_rem = vq.rem;
 	}
-	dr->delta_ns = delta;
-	if (v != HBM_PASS)
-		dr->marks++;
-	if (v == HBM_CN)
-		dr->cn++;
-	if (v == HBM_MARK && pkt->thin && !pkt->ecn)
-		dr->cn_spared++;
-	if (guarded)
-		dr->guard_saves++;
+	dr->delta_ns = j.delta;
+	HBM_COUNT_VERDICT(dr, v, pkt, j.guarded);
 	bpf_spin_unlock(&dr->lock);
+	*departure = j.departure;
+	*charge = j.charge;
+	*delay = j.delta - held;
 	return v;
 }
 
@@ -252,10 +257,9 @@ hbm_class_charge(struct hbm_class_rate *cr, const struct hbm_class_config *cc,
 		 __u64 *departure, __s64 *delay, enum hbm_drop_reason *reason)
 {
 	struct hbm_config cfg;
+	struct hbm_judged j;
 	enum hbm_verdict v;
-	__u64 allow;
-	__s64 delta;
-	int guarded;
+	__u64 burst;
 	__u32 rnd;
 
 	hbm_class_cfg(&cfg, dev, cc);
@@ -263,35 +267,25 @@ hbm_class_charge(struct hbm_class_rate *cr, const struct hbm_class_config *cc,
 		rnd = bpf_get_prandom_u32();
 	else
 		rnd = (__u32)now;
-	allow = hbm_late_allowance(cfg.burst_ns, late_ns, cfg.flags);
+	burst = cfg.burst_ns + hbm_late_allowance(cfg.burst_ns, late_ns,
+						  cfg.flags);
 
 	bpf_spin_lock(&cr->lock);
 	{
 		struct hbm_vq vq = { cr->vq_time, cr->vq_rem };
 
-		delta = hbm_vq_charge(&vq, now, pkt->len, cfg.rate_bps,
-				      cfg.burst_ns + allow, departure);
-		*charge = vq.time - *departure;
-		v = hbm_decide(&cfg, pkt, delta, rnd, &guarded);
-		if (v == HBM_DROP)
-			hbm_vq_refund(&vq, pkt->len, cfg.rate_bps);
+		v = hbm_vq_judge(&vq, &cfg, pkt, now, burst, 0, rnd, &j);
 		cr->vq_time = vq.time;
 		cr->vq_rem = vq.rem;
 	}
-	cr->delta_ns = delta;
-	*delay = delta;
-	if (v != HBM_PASS)
-		cr->marks++;
-	if (v == HBM_CN)
-		cr->cn++;
-	if (v == HBM_MARK && pkt->thin && !pkt->ecn)
-		cr->cn_spared++;
-	if (guarded)
-		cr->guard_saves++;
+	cr->delta_ns = j.delta;
+	HBM_COUNT_VERDICT(cr, v, pkt, j.guarded);
 	bpf_spin_unlock(&cr->lock);
+	*departure = j.departure;
+	*charge = j.charge;
+	*delay = j.delta;
 	if (v == HBM_DROP)
-		*reason = pkt->is_tcp || delta > (__s64)hbm_drop_thresh(&cfg, pkt->len) ?
-			  HBM_DROP_THRESH : HBM_DROP_NONTCP;
+		*reason = hbm_drop_reason(&cfg, pkt, j.delta);
 	return v;
 }
 
@@ -338,9 +332,7 @@ hbm_charge_all(struct hbm_dev_rate *dr, const struct hbm_config *cfg,
 	v = hbm_charge(dr, cfg, pkt, now, hbm_class_held(cdelay), charge,
 		       departure, &delay);
 	if (v == HBM_DROP) {
-		*reason = pkt->is_tcp ||
-			  delay > (__s64)hbm_drop_thresh(cfg, pkt->len) ?
-			  HBM_DROP_THRESH : HBM_DROP_NONTCP;
+		*reason = hbm_drop_reason(cfg, pkt, delay);
 		if (cls->cr)
 			hbm_class_refund(cls->cr, ccharge);
 		return HBM_DROP;

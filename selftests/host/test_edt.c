@@ -515,6 +515,60 @@ static void test_class_levels(void)
 	ASSERT_EQ(hbm_class_held(-100000), 0, "an idle class holds nothing");
 }
 
+/*
+ * hbm_vq_judge: the device's and a class's path through one queue. A
+ * passed packet moves the clock by its time at the rate and says so in
+ * its charge; a dropped one leaves the clock exactly as it found it.
+ */
+static void test_vq_judge(void)
+{
+	struct hbm_pkt tcp = { .len = 1500, .is_tcp = 1, .packets_out = 10 };
+	struct hbm_pkt udp = { .len = 1500 };
+	__u64 now = 1000000000ULL;
+	struct hbm_vq vq = { now, 0 }, before;
+	struct hbm_judged j;
+
+	ASSERT_EQ(hbm_vq_judge(&vq, &def_cfg, &tcp, now, def_cfg.burst_ns, 0,
+			       0, &j), HBM_PASS, "an idle queue passes");
+	ASSERT_EQ(j.delta, 0, "... with no delay");
+	ASSERT_EQ(j.departure, now, "... leaving now");
+	ASSERT_EQ(j.charge, 12000, "... charged 12 us (1500 B at 1 Gbit/s)");
+	ASSERT_EQ(vq.time, now + 12000, "... which the clock moved");
+
+	/* 60 us ahead: over mark, a datagram is dropped and refunded. */
+	vq.time = now + 60000;
+	vq.rem = 7;
+	before = vq;
+	ASSERT_EQ(hbm_vq_judge(&vq, &def_cfg, &udp, now, def_cfg.burst_ns, 0,
+			       0, &j), HBM_DROP, "non-TCP 60 us over mark drops");
+	ASSERT_EQ(j.charge, 0, "... charged nothing");
+	ASSERT_EQ(vq.time, before.time, "... the clock as it was");
+	ASSERT_EQ(vq.rem, before.rem, "... to the remainder");
+	ASSERT_EQ(hbm_drop_reason(&def_cfg, &udp, j.delta), HBM_DROP_NONTCP,
+		  "... for being non-TCP over mark");
+
+	/* What a class holds is not the device's delay. */
+	ASSERT_EQ(hbm_vq_judge(&vq, &def_cfg, &udp, now, def_cfg.burst_ns,
+			       20000, 0, &j), HBM_PASS,
+		  "60 us less 20 us a class holds: under mark, passes");
+	ASSERT_EQ(j.delta, 60000, "... its delta is the queue's own");
+	ASSERT_EQ(j.departure, now + 60000, "... it leaves when the clock says");
+
+	/* Over drop: a TCP packet with packets in flight is dropped. */
+	vq.time = now + 600000;
+	ASSERT_EQ(hbm_vq_judge(&vq, &def_cfg, &tcp, now, def_cfg.burst_ns, 0,
+			       0, &j), HBM_DROP, "TCP 600 us ahead drops");
+	ASSERT_EQ(hbm_drop_reason(&def_cfg, &tcp, j.delta), HBM_DROP_THRESH,
+		  "... over the drop threshold");
+	ASSERT_EQ(hbm_drop_reason(&def_cfg, &udp, j.delta), HBM_DROP_THRESH,
+		  "a datagram that far ahead is over the threshold too");
+	tcp.packets_out = 1;
+	ASSERT_EQ(hbm_vq_judge(&vq, &def_cfg, &tcp, now, def_cfg.burst_ns, 0,
+			       0, &j), HBM_CN, "... unless the guard spares it");
+	ASSERT_EQ(j.guarded, 1, "... and says so");
+	ASSERT_EQ(j.charge, 12000, "a guarded packet is charged");
+}
+
 HBM_TEST_MAIN(
 	HBM_TEST(test_charge_basic),
 	HBM_TEST(test_charge_exact_across_rates),
@@ -533,4 +587,5 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_late_allowance),
 	HBM_TEST(test_late_allowance_in_decide),
 	HBM_TEST(test_class_levels),
+	HBM_TEST(test_vq_judge),
 )
