@@ -108,19 +108,29 @@ hbm_iperf_result() {
 
 # hbm_veth_setup [TXQUEUES]: A/hbm0 (192.0.2.1) <-> B/hbm1 (192.0.2.2)
 hbm_veth_setup() {
+	hbm_ns_setup && hbm_veth_add "${1:-1}"
+}
+
+# The two namespaces alone, IPv4 only (no IPv6 autoconfiguration chatter
+# in the counters), their loopbacks up.
+hbm_ns_setup() {
+	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
+	inA sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	inB sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	inA ip link set lo up
+	inB ip link set lo up
+}
+
+# hbm_veth_add [TXQUEUES]: the veth pair between the namespaces, up and
+# addressed, B reachable from A.
+hbm_veth_add() {
 	local q=${1:-1}
 
-	ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
 	ip link add "$DEV_A" numtxqueues "$q" numrxqueues "$q" netns "$NS_A" \
 		type veth peer name "$DEV_B" numtxqueues "$q" \
 		numrxqueues "$q" netns "$NS_B" || return 1
-	# IPv4 only: no IPv6 autoconfiguration chatter in the counters.
-	inA sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	inB sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 	inA ip addr add "$ADDR_A/24" dev "$DEV_A"
 	inB ip addr add "$ADDR_B/24" dev "$DEV_B"
-	inA ip link set lo up
-	inB ip link set lo up
 	inA ip link set "$DEV_A" up
 	inB ip link set "$DEV_B" up
 	# Static neighbours: no ARP in the qdisc's counters.

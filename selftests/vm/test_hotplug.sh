@@ -36,29 +36,10 @@ stop_watcher() {
 }
 trap 'stop_watcher; rm -f "$CONF" "$OUT" "$ERR"; hbm_cleanup' EXIT
 
-# The namespaces alone, as hbm_veth_setup makes them: the veth comes later.
-ip netns add "$NS_A" && ip netns add "$NS_B" || hbm_fatal "netns"
-inA sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-inB sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-inA ip link set lo up
-inB ip link set lo up
+# The namespaces alone (hbm_ns_setup): the veth comes later
+# (hbm_veth_add), once the watcher runs.
+hbm_ns_setup || hbm_fatal "netns"
 inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
-
-# A/hbm0 (192.0.2.1) <-> B/hbm1 (192.0.2.2), as hbm_veth_setup makes it.
-mkveth() {
-	ip link add "$DEV_A" numtxqueues 1 numrxqueues 1 netns "$NS_A" \
-		type veth peer name "$DEV_B" numtxqueues 1 numrxqueues 1 \
-		netns "$NS_B" || return 1
-	inA ip addr add "$ADDR_A/24" dev "$DEV_A"
-	inB ip addr add "$ADDR_B/24" dev "$DEV_B"
-	inA ip link set "$DEV_A" up
-	inB ip link set "$DEV_B" up
-	inA ip neigh replace "$ADDR_B" dev "$DEV_A" nud permanent lladdr \
-		"$(inB cat "/sys/class/net/$DEV_B/address")"
-	inB ip neigh replace "$ADDR_A" dev "$DEV_B" nud permanent lladdr \
-		"$(inA cat "/sys/class/net/$DEV_A/address")"
-	inA ping -c 1 -W 2 "$ADDR_B" >/dev/null
-}
 
 # DEV's entry in show --json (as run in A), or nothing. Bounded: a show
 # that waited for a lock the watcher kept would hang the test.
@@ -139,7 +120,7 @@ assert_ok "the first apply: a note for hbm0, not there yet" \
 lock_free "idle watcher"
 
 # 2. The veth appears: shaped as the file says, its class added.
-mkveth || hbm_fatal "veth"
+hbm_veth_add || hbm_fatal "veth"
 took=$(wait_rate "$DEV_A" $((RATE * 1000000)))
 assert_ok "$DEV_A made: bpf_hbm at ${RATE}mbit within ${WAIT_S}s (${took:-never}s)" \
 	test -n "$took"
@@ -166,7 +147,7 @@ assert_same "$(dev_json hbm2 | jq -r '.config.ecn')" false "hbm2: ecn off"
 # 4. The veth deleted and made again: a new device, shaped again.
 old=$(inA cat "/sys/class/net/$DEV_A/ifindex")
 inA ip link del "$DEV_A" || hbm_fatal "delete the veth"
-mkveth || hbm_fatal "veth again"
+hbm_veth_add || hbm_fatal "veth again"
 new=$(inA cat "/sys/class/net/$DEV_A/ifindex")
 assert_ok "made again: a new device (ifindex $old -> $new)" differ "$old" "$new"
 took=$(wait_rate "$DEV_A" $((RATE * 1000000)))
