@@ -430,38 +430,6 @@ void hbm_class_print_text(const struct hbm_class_ent *e, int indent,
 	printf(")\n");
 }
 
-/*
- * @o applied to a class's configuration: HBM's defaults, or @cur. Through
- * a device's configuration, so that a class's options are defaulted and
- * checked as a device's are (mark < drop-large <= drop; --drop without
- * --drop-large keeps drop-large's ratio to drop; the rate's range).
- */
-static int hbm_class_apply(struct hbm_class_config *cc,
-			   const struct hbm_class_config *cur,
-			   const struct hbm_opts *o, char *err, size_t len)
-{
-	struct hbm_config c;
-
-	hbm_config_default(&c);
-	memset(cc, 0, sizeof(*cc));
-	if (cur) {
-		*cc = *cur;
-		c.rate_bps = cur->rate_bps;
-		c.burst_ns = cur->burst_ns;
-		c.mark_ns = cur->mark_ns;
-		c.drop_ns = cur->drop_ns;
-		c.drop_large_ns = cur->drop_large_ns;
-	}
-	if (hbm_config_apply(&c, o, err, len))
-		return -EINVAL;
-	cc->rate_bps = c.rate_bps;
-	cc->burst_ns = c.burst_ns;
-	cc->mark_ns = c.mark_ns;
-	cc->drop_ns = c.drop_ns;
-	cc->drop_large_ns = c.drop_large_ns;
-	return 0;
-}
-
 /* What class add, set and del start from. */
 struct hbm_class_ctx {
 	char obj[512];		/* "class PATH on DEV", for errors */
@@ -534,7 +502,7 @@ int hbm_cmd_class_add(const struct hbm_class_args *a)
 
 	hbm_class_init(&c, a);
 	/* The options first: a usage error changes nothing (as attach). */
-	if (hbm_class_apply(&cc, NULL, &a->opts, err, sizeof(err))) {
+	if (hbm_class_config_apply(&cc, NULL, &a->opts, err, sizeof(err))) {
 		hbm_error("add", c.obj, "%s", err);
 		return HBM_EXIT_USAGE;
 	}
@@ -614,7 +582,7 @@ int hbm_cmd_class_set(const struct hbm_class_args *a)
 	if (bpf_map_lookup_elem(c.maps.class_configs, &c.key, &cur))
 		goto missing;
 	/* As set: the options apply to the class's current values. */
-	if (hbm_class_apply(&cc, &cur, &a->opts, err, sizeof(err))) {
+	if (hbm_class_config_apply(&cc, &cur, &a->opts, err, sizeof(err))) {
 		hbm_error("change", c.obj, "%s", err);
 		ret = HBM_EXIT_USAGE;
 		goto out;

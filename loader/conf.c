@@ -266,24 +266,6 @@ static struct hbm_conf_dev *hbm_conf_dev_get(struct hbm_conf *c,
 	return d;
 }
 
-/* As class.c's: a class's options on HBM's defaults, checked alike. */
-static int hbm_conf_class_cfg(struct hbm_class_config *cc,
-			      const struct hbm_opts *o, char *err, size_t len)
-{
-	struct hbm_config c;
-
-	hbm_config_default(&c);
-	if (hbm_config_apply(&c, o, err, len))
-		return -EINVAL;
-	memset(cc, 0, sizeof(*cc));
-	cc->rate_bps = c.rate_bps;
-	cc->burst_ns = c.burst_ns;
-	cc->mark_ns = c.mark_ns;
-	cc->drop_ns = c.drop_ns;
-	cc->drop_large_ns = c.drop_large_ns;
-	return 0;
-}
-
 static int hbm_conf_class_line(struct hbm_conf *c, struct hbm_conf_errs *e,
 			       int line, char **w, int n)
 {
@@ -307,7 +289,7 @@ static int hbm_conf_class_line(struct hbm_conf *c, struct hbm_conf_errs *e,
 		hbm_conf_err(c, e, line, "missing --rate RATE (a class has no default rate)");
 		return 0;
 	}
-	if (hbm_conf_class_cfg(&cc, &o.opts, err, sizeof(err))) {
+	if (hbm_class_config_apply(&cc, NULL, &o.opts, err, sizeof(err))) {
 		hbm_conf_err(c, e, line, "%s", err);
 		return 0;
 	}

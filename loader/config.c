@@ -359,3 +359,35 @@ int hbm_link_rate(__u32 mbps, __u64 *bps, char *err, size_t errlen)
 	*bps = v;
 	return 0;
 }
+
+/*
+ * @o applied to a class's configuration: HBM's defaults, or @cur. Through
+ * a device's configuration, so that a class's options are defaulted and
+ * checked as a device's are (mark < drop-large <= drop; --drop without
+ * --drop-large keeps drop-large's ratio to drop; the rate's range).
+ */
+int hbm_class_config_apply(struct hbm_class_config *cc,
+			   const struct hbm_class_config *cur,
+			   const struct hbm_opts *o, char *err, size_t len)
+{
+	struct hbm_config c;
+
+	hbm_config_default(&c);
+	memset(cc, 0, sizeof(*cc));
+	if (cur) {
+		*cc = *cur;
+		c.rate_bps = cur->rate_bps;
+		c.burst_ns = cur->burst_ns;
+		c.mark_ns = cur->mark_ns;
+		c.drop_ns = cur->drop_ns;
+		c.drop_large_ns = cur->drop_large_ns;
+	}
+	if (hbm_config_apply(&c, o, err, len))
+		return -EINVAL;
+	cc->rate_bps = c.rate_bps;
+	cc->burst_ns = c.burst_ns;
+	cc->mark_ns = c.mark_ns;
+	cc->drop_ns = c.drop_ns;
+	cc->drop_large_ns = c.drop_large_ns;
+	return 0;
+}

@@ -86,6 +86,15 @@ int hbm_config_validate(const struct hbm_config *cfg, char *err,
 int hbm_config_apply(struct hbm_config *cfg, const struct hbm_opts *o,
 		     char *err, size_t errlen);
 
+/*
+ * @o applied to a class's configuration, from @cur or (NULL) HBM's
+ * defaults, defaulted and checked as a device's options are. On error
+ * @cc is undefined and -EINVAL returned with a reason.
+ */
+int hbm_class_config_apply(struct hbm_class_config *cc,
+			   const struct hbm_class_config *cur,
+			   const struct hbm_opts *o, char *err, size_t len);
+
 /* ethtool's SPEED_UNKNOWN, in Mb/s (linux/ethtool.h) */
 #define HBM_SPEED_UNKNOWN	0xffffffffU
 

@@ -458,6 +458,45 @@ static void test_link_rate(void)
 	ASSERT_EQ(hbm_link_rate(0, &bps, NULL, 0), -ENODATA, "no err buffer");
 }
 
+/* A class's options: from the defaults (add) or its own (set), checked. */
+static void test_class_apply(void)
+{
+	struct hbm_class_config cc, cur;
+	struct hbm_config def;
+	struct hbm_opts o = {};
+	char err[HBM_ERRSZ];
+
+	hbm_config_default(&def);
+	ASSERT_OK(hbm_opt_parse(&o, HBM_OPT_RATE, "100mbit", err, sizeof(err)),
+		  "--rate 100mbit");
+	ASSERT_OK(hbm_class_config_apply(&cc, NULL, &o, err, sizeof(err)),
+		  "class add --rate 100mbit");
+	ASSERT_U64_EQ(cc.rate_bps, 100000000ULL, "its rate");
+	ASSERT_U64_EQ(cc.mark_ns, def.mark_ns, "HBM's mark");
+	ASSERT_U64_EQ(cc.drop_ns, def.drop_ns, "HBM's drop");
+	ASSERT_U64_EQ(cc.drop_large_ns, def.drop_large_ns, "HBM's drop-large");
+
+	/* set --mark 100us keeps what the class had. */
+	cur = cc;
+	cur.burst_ns = 2000000;
+	memset(&o, 0, sizeof(o));
+	ASSERT_OK(hbm_opt_parse(&o, HBM_OPT_MARK, "100us", err, sizeof(err)),
+		  "--mark 100us");
+	ASSERT_OK(hbm_class_config_apply(&cc, &cur, &o, err, sizeof(err)),
+		  "class set --mark 100us");
+	ASSERT_U64_EQ(cc.mark_ns, 100000, "the new mark");
+	ASSERT_U64_EQ(cc.rate_bps, 100000000ULL, "the rate kept");
+	ASSERT_U64_EQ(cc.burst_ns, 2000000, "the burst kept");
+
+	/* Checked as a device's: mark at or over drop is refused. */
+	memset(&o, 0, sizeof(o));
+	ASSERT_OK(hbm_opt_parse(&o, HBM_OPT_MARK, "1ms", err, sizeof(err)),
+		  "--mark 1ms");
+	ASSERT_EQ(hbm_class_config_apply(&cc, &cur, &o, err, sizeof(err)),
+		  -EINVAL, "mark over drop refused");
+	ASSERT_TRUE(strstr(err, "mark") != NULL, "the reason names mark");
+}
+
 HBM_TEST_MAIN(
 	HBM_TEST(test_link_rate),
 	HBM_TEST(test_defaults),
@@ -471,4 +510,5 @@ HBM_TEST_MAIN(
 	HBM_TEST(test_validate),
 	HBM_TEST(test_switches),
 	HBM_TEST(test_opt_names),
+	HBM_TEST(test_class_apply),
 )
