@@ -430,6 +430,20 @@ static __always_inline struct bpf_rb_node *hbm_flow_pop(struct hbm_flow *flow)
 	return n;
 }
 
+/*
+ * A purged packet: its charge given back to the device's clock (the charge
+ * it was given, whatever the rate now) and to its class's, then freed.
+ */
+static __always_inline void hbm_purge_skb(struct hbm_dev_rate *dr,
+					  const struct hbm_inst_key *ik,
+					  struct sk_buff *skb, __u64 charge)
+{
+	if (dr)
+		hbm_dev_rate_refund(dr, charge);
+	hbm_class_unqueue(ik, skb, 0, false);
+	bpf_kfree_skb(skb);
+}
+
 /* Free every packet and flow of an instance; returns packets freed. */
 static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 				       struct hbm_inst_key *ik)
@@ -449,10 +463,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 	charge = inst->fast_charge;
 	skb = hbm_sched_fast_take(inst);
 	if (skb) {
-		if (dr)
-			hbm_dev_rate_refund(dr, charge);
-		hbm_class_unqueue(ik, skb, 0, false);
-		bpf_kfree_skb(skb);
+		hbm_purge_skb(dr, ik, skb, charge);
 		freed++;
 	}
 	bpf_for(i, 0, HBM_DRAIN_MAX) {
@@ -468,10 +479,7 @@ static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
 			charge = skbn->charge_ns;
 			hbm_obj_drop(skbn);
 			if (skb) {
-				if (dr)
-					hbm_dev_rate_refund(dr, charge);
-				hbm_class_unqueue(ik, skb, 0, false);
-				bpf_kfree_skb(skb);
+				hbm_purge_skb(dr, ik, skb, charge);
 				freed++;
 			}
 		}
