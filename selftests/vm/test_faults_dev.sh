@@ -48,7 +48,7 @@ assert_ok "attach A's device" inA "$HBM" attach "$DEV_A" --rate 200mbit ||
 	hbm_done
 inB iperf3 -s -D >/dev/null 2>&1
 sleep 0.5
-inA iperf3 -c "$ADDR_B" -P 2 -t $((FAULT_N * 6)) >/dev/null 2>&1 &
+inA iperf3 -c "$ADDR_B" -P 2 -t $((FAULT_N * 10)) >/dev/null 2>&1 &
 sleep 1
 
 # After each fault the instance entries are counted. A device's qdisc is
