@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Devices that go away with packets queued: FAULT_N (default 15; issue 13
-# asks 100, which takes 10 minutes under TCG: run it so by hand) times a
+# asks 100, which takes 13 minutes under TCG: run it so by hand) times a
 # veth is made, bpf_hbm attached (ECN on, so with a marker) and a burst of
 # 2000 datagrams queued at 10 Mbit/s (thresholds out of the way, so that
 # the policy keeps them), then the device is deleted; and
