@@ -250,8 +250,23 @@ hbm_map_entries() { # NAME
 # over the mark threshold, which bulk flows keep the queue near, so a lost
 # ping can be the policy's; a TCP handshake has under 2 packets in flight,
 # which the guard never drops.
+# The clock runs around the connect alone, inside the namespace: under TCG
+# with the load beside it, entering the netns and starting a shell take
+# hundreds of milliseconds that say nothing about the device. A lost SYN
+# shows as about 1000 ms (the SYN's first retransmission); a dead device as
+# no connection within 3 s. HBM_CONNECT_MS holds the time, or "none";
+# HBM_CONNECT_MAX the slowest connect so far.
+HBM_CONNECT_MAX=0
 hbm_tcp_alive() {
-	inA timeout 1 bash -c "exec 3<>/dev/tcp/$ADDR_B/5201" 2>/dev/null
+	HBM_CONNECT_MS=$(inA timeout 3 bash -c '
+		t0=${EPOCHREALTIME/./}
+		exec 3<>"/dev/tcp/$1/5201" || exit 1
+		t1=${EPOCHREALTIME/./}
+		echo $(((t1 - t0) / 1000))' _ "$ADDR_B" 2>/dev/null)
+	hbm_is_num "$HBM_CONNECT_MS" || HBM_CONNECT_MS=none
+	[ "$HBM_CONNECT_MS" != none ] || return 1
+	[ "$HBM_CONNECT_MS" -le "$HBM_CONNECT_MAX" ] || HBM_CONNECT_MAX=$HBM_CONNECT_MS
+	[ "$HBM_CONNECT_MS" -lt 1000 ]
 }
 
 # Entries of the pinned map PIN whose key is device IFINDEX of the network

@@ -5,7 +5,7 @@
 # 13 asks 100, which takes 5 minutes under TCG: run it so by hand) link
 # flaps while 4 TCP flows keep a backlog in the qdisc, then FAULT_N
 # `set --rate` changes 100 ms apart under the same load. After each flap
-# and each set the device must pass traffic within 1 s (hbm_tcp_alive in
+# and each set a TCP connection must open within 1 s (hbm_tcp_alive in
 # lib.sh), and every set must succeed. At the end nothing leaks: after
 # detach, no flow or instance entry, and the skbuff slabs back at their
 # baseline.
@@ -34,7 +34,7 @@ for i in $(seq 1 "$FAULT_N"); do
 	inA ip link set "$DEV_A" up
 	if ! hbm_tcp_alive; then
 		dead=$((dead + 1))
-		echo "flap $i: no connection within 1 s"
+		echo "flap $i: connect took $HBM_CONNECT_MS ms"
 	fi
 done
 assert_eq "$dead" 0 "$FAULT_N link flaps: a connection opened within 1 s after each"
@@ -51,7 +51,7 @@ for i in $(seq 1 "$FAULT_N"); do
 	sleep 0.1
 	if ! hbm_tcp_alive; then
 		dead=$((dead + 1))
-		echo "set $i: no connection within 1 s"
+		echo "set $i: connect took $HBM_CONNECT_MS ms"
 	fi
 done
 assert_eq "$bad" 0 "$FAULT_N set --rate 100 ms apart under load, each succeeded"
@@ -71,5 +71,5 @@ assert_eq "$flows" 0 "no flow entry left"
 assert_eq "$inst" 0 "no instance entry left"
 slab1=$(hbm_skb_objs)
 assert_le "$slab1" "$((slab0 + 200))" "skbuff slabs back to their baseline ($slab0 -> $slab1 objects)"
-hbm_report "$FAULT_N link flaps ($backlog with a backlog) and $FAULT_N rate changes under 4 TCP flows: connections opened, skbuff objects $slab0 -> $slab1"
+hbm_report "$FAULT_N link flaps ($backlog with a backlog) and $FAULT_N rate changes under 4 TCP flows: connections opened (slowest $HBM_CONNECT_MAX ms), skbuff objects $slab0 -> $slab1"
 hbm_done
