@@ -12,11 +12,14 @@
 #   iso    device 1 Gbit/s, A 200 Mbit/s with 8 bulk flows, B 100 Mbit/s
 #          with 1 bulk flow: only the classes limit;
 #   share  device 300 Mbit/s, A = B = 200 Mbit/s, 4 bulk flows each: the
-#          device limits the sum.
-# In both, B also runs 10 KB requests with 1-byte answers (netperf TCP_RR)
-# beside its bulk flow(s), first alone (nothing else running) and then
-# with the bulk load: its P99 latency, the bulk goodput of each tenant and
-# the drops (% of the packets the qdisc handled).
+#          device limits the sum;
+#   conform  device 1 Gbit/s, A 100 Mbit/s and B 300 Mbit/s, 4 bulk flows
+#          each and nothing else: issue 12's conformance setup
+#          (test_class_rate), the rate each class gets.
+# In iso and share, B also runs 10 KB requests with 1-byte answers
+# (netperf TCP_RR) beside its bulk flow(s), first alone (nothing else
+# running) and then with the bulk load: its P99 latency, the bulk goodput
+# of each tenant and the drops (% of the packets the qdisc handled).
 # Arrangements:
 #   hbm  bpf-hbm attach --rate D, then class add A and B at their rates;
 #        every other setting at its default.
@@ -54,6 +57,18 @@ bench_begin || exit 1
 CG_A=$(hbm_cg a)
 CG_B=$(hbm_cg b)
 inB_netserver() { inB netserver -p 12865 >/dev/null 2>&1; }
+
+# cpu_idle SECONDS: the VM's idle CPU over SECONDS, in % of all its CPUs
+# (the load's cost: a shaper that keeps queues short makes TCP send
+# smaller skbs, more of them)
+cpu_idle() {
+	local i0 t0 i1 t1
+
+	read -r i0 t0 < <(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+	sleep "$1"
+	read -r i1 t1 < <(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+	echo $((100 * (i1 - i0) / (t1 - t0)))
+}
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "" }'; }
 
@@ -120,26 +135,33 @@ rr() {
 }
 
 errors=0
-# run SCENARIO ARR D RA FA RB FB REP: one CSV row (FA, FB: bulk flows)
+# run SCENARIO ARR D RA FA RB FB REP [RR]: one CSV row (FA, FB: bulk
+# flows); RR 0 runs no request/response flow (its columns stay empty)
 run() {
-	local sc=$1 arr=$2 d=$3 ra=$4 fa=$5 rb=$6 fb=$7 rep=$8
-	local alone loaded tps0 tps ga gb pk dr rx
+	local sc=$1 arr=$2 d=$3 ra=$4 fa=$5 rb=$6 fb=$7 rep=$8 with_rr=${9:-1}
+	local alone="" loaded="" tps0 tps="" ga gb pk dr rx idle
 
 	hbm_veth_setup || return 1
 	inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
 	inB_netserver
 	tenants "$arr" "$d" "$ra" "$rb" ||
 		{ echo "tenants: couldn't arrange $arr" >&2; hbm_cleanup_veth; unarrange_cls; return 1; }
-	read -r alone tps0 <<<"$(rr "$T")"
+	[ "$with_rr" = 1 ] && read -r alone tps0 <<<"$(rr "$T")"
 	hbm_cg_iperf_start "$CG_A" 5201 /tmp/tenants.a $((T + 3)) -P "$fa"
 	hbm_cg_iperf_start "$CG_B" 5202 /tmp/tenants.b $((T + 3)) -P "$fb"
 	sleep 1.5
 	# The wire rate while everything runs (the runs' own averages cover
 	# slightly different seconds).
 	hbm_rx_rate $((T - 2)) >/tmp/tenants.rx &
-	read -r loaded tps <<<"$(rr "$T")"
+	cpu_idle $((T - 2)) >/tmp/tenants.idle &
+	if [ "$with_rr" = 1 ]; then
+		read -r loaded tps <<<"$(rr "$T")"
+	else
+		sleep "$T"
+	fi
 	wait
 	rx=$(cat /tmp/tenants.rx)
+	idle=$(cat /tmp/tenants.idle)
 	ga=$(hbm_iperf_result /tmp/tenants.a)
 	gb=$(hbm_iperf_result /tmp/tenants.b)
 	if [ "$arr" = hbm ]; then
@@ -149,15 +171,19 @@ run() {
 		read -r pk dr <<<"$(inA tc -s -j qdisc show dev "$DEV_A" root |
 			jq -r '.[0] | "\(.packets // 0) \(.drops // 0)"')"
 	fi
-	if ! [[ $alone =~ ^[0-9]+$ && $loaded =~ ^[0-9]+$ ]] ||
-	   [ -z "$ga" ] || [ -z "$gb" ] || [ -z "$pk" ]; then
-		echo "tenants: $sc $arr rep $rep: missing figures (P99 '$alone' '$loaded', goodput '$ga' '$gb', packets '$pk')" >&2
+	if { [ "$with_rr" = 1 ] &&
+	     ! [[ $alone =~ ^[0-9]+$ && $loaded =~ ^[0-9]+$ ]]; } ||
+	   [ -z "$ga" ] || [ -z "$gb" ] || [ -z "$pk" ] ||
+	   ! [[ $idle =~ ^[0-9]+$ ]]; then
+		echo "tenants: $sc $arr rep $rep: missing figures (P99 '$alone' '$loaded', goodput '$ga' '$gb', packets '$pk', idle '$idle')" >&2
 		errors=$((errors + 1))
 	fi
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%.1f,%s,%s,%.0f,%.1f,%.2f\n' "$sc" \
+	[ -n "$tps" ] && tps=$(printf %.0f "$tps")
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%.1f,%s,%s,%s,%.1f,%.2f,%s\n' "$sc" \
 		"$arr" "$d" "$ra" "$fa" "$rb" "$fb" "$rep" "${ga:-0}" "${gb:-0}" \
-		"$alone" "$loaded" "${tps:-0}" "${rx:-0}" \
-		"$(awk -v d="${dr:-0}" -v p="${pk:-0}" 'BEGIN { print p + d ? 100 * d / (p + d) : 0 }')"
+		"$alone" "$loaded" "$tps" "${rx:-0}" \
+		"$(awk -v d="${dr:-0}" -v p="${pk:-0}" 'BEGIN { print p + d ? 100 * d / (p + d) : 0 }')" \
+		"$idle"
 	hbm_cleanup_veth
 	unarrange_cls
 }
@@ -173,7 +199,7 @@ hbm_cleanup_veth() {
 unarrange_cls() { rm -rf "$CLS" "$CLS_MAPS"; }
 
 csv=$out/tenants.csv
-echo "scenario,arrangement,device_mbps,a_mbps,a_flows,b_mbps,b_flows,rep,a_goodput_mbps,b_goodput_mbps,b_rr_p99_alone_us,b_rr_p99_loaded_us,b_rr_tps_loaded,wire_mbps,drops_pct" >"$csv"
+echo "scenario,arrangement,device_mbps,a_mbps,a_flows,b_mbps,b_flows,rep,a_goodput_mbps,b_goodput_mbps,b_rr_p99_alone_us,b_rr_p99_loaded_us,b_rr_tps_loaded,wire_mbps,drops_pct,cpu_idle_pct" >"$csv"
 for rep in $(seq 1 "$R"); do
 	for arr in $ARRS; do
 		run iso "$arr" 1000 200 8 100 1 "$rep" >>"$csv"
@@ -184,39 +210,50 @@ for rep in $(seq 1 "$R"); do
 		run share "$arr" 300 200 4 200 4 "$rep" >>"$csv"
 	done
 done
+for rep in $(seq 1 "$R"); do
+	for arr in $ARRS; do
+		run conform "$arr" 1000 100 4 300 4 "$rep" 0 >>"$csv"
+	done
+done
 bench_end || { echo "tenants: couldn't unload bpf_hbm" >&2; errors=$((errors + 1)); }
 
 {
 	echo "command: make bench-tenants (bench/tenants.sh --time $T --repeat $R), kernel $(uname -r), $(date -u +%FT%TZ)"
 	echo
-	echo "Medians of $R. Bulk goodput in Mbit/s and % of the tenant's ceiling (its rate x 1448/1514); B's 10 KB RR runs in B's class beside its bulk flow(s): its transactions per second (and their request payload in Mbit/s) with the bulk load, and its P99 alone and with the bulk load; on the wire: B's L2 receive rate while all of it runs, as % of the device's rate; drops as % of the packets the qdisc handled:"
+	echo "Medians of $R. Bulk goodput in Mbit/s and % of the tenant's ceiling (its rate x 1448/1514); B's 10 KB RR runs in B's class beside its bulk flow(s): its transactions per second (and their request payload in Mbit/s) with the bulk load, and its P99 alone and with the bulk load; on the wire: B's L2 receive rate while all of it runs, as % of the device's rate; drops as % of the packets the qdisc handled; the VM's idle CPU while the bulk load runs (conform runs no RR: its RR columns are -):"
 	echo
-	echo "| scenario | arrangement | A bulk goodput | B bulk goodput | B's RR beside it | on the wire, % of device | B RR P99 alone | B RR P99 loaded | drops |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| scenario | arrangement | A bulk goodput | B bulk goodput | B's RR beside it | on the wire, % of device | B RR P99 alone | B RR P99 loaded | drops | CPU idle |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
 	awk -F, -v eff="$HBM_TCP_EFF" "$(<"$here/stats.awk")"'NR > 1 {
 		k = $1 SUBSEP $2
 		if (!(k in n)) { keys[++nk] = k; dev[k] = $3; ra[k] = $4; rb[k] = $6 }
 		i = ++n[k]
 		ga[k, i] = $9; gb[k, i] = $10; p0[k, i] = $11; p1[k, i] = $12
-		tp[k, i] = $13; sm[k, i] = $14; dp[k, i] = $15
+		tp[k, i] = $13; sm[k, i] = $14; dp[k, i] = $15; id[k, i] = $16
 	} END {
 		for (j = 1; j <= nk; j++) {
 			k = keys[j]; split(k, kk, SUBSEP)
 			for (i = 1; i <= n[k]; i++) {
 				a[i] = ga[k, i]; b[i] = gb[k, i]; c[i] = p0[k, i]
 				e[i] = p1[k, i]; f[i] = dp[k, i]; s[i] = sm[k, i]
-				t[i] = tp[k, i]
+				t[i] = tp[k, i]; u[i] = id[k, i]
 			}
 			ma = median_of(a, n[k]); mb = median_of(b, n[k])
 			mt = median_of(t, n[k])
-			printf "| %s (%sM: A %sM, B %sM) | %s | %.1f (%.1f%%) | %.1f (%.1f%%) | %d/s (%.1f Mbit/s) | %.1f%% | %d us | %d us | %.2f%% |\n",
+			if (c[1] == "") {
+				rrs = "-"; p0s = "-"; p1s = "-"
+			} else {
+				rrs = sprintf("%d/s (%.1f Mbit/s)", mt, mt * 10000 * 8 / 1e6)
+				p0s = sprintf("%d us", median_of(c, n[k]))
+				p1s = sprintf("%d us", median_of(e, n[k]))
+			}
+			printf "| %s (%sM: A %sM, B %sM) | %s | %.1f (%.1f%%) | %.1f (%.1f%%) | %s | %.1f%% | %s | %s | %.2f%% | %d%% |\n",
 				kk[1], dev[k], ra[k], rb[k], kk[2],
 				ma, 100 * ma / (ra[k] * eff), mb, 100 * mb / (rb[k] * eff),
-				mt, mt * 10000 * 8 / 1e6,
-				100 * median_of(s, n[k]) / dev[k],
-				median_of(c, n[k]), median_of(e, n[k]), median_of(f, n[k])
+				rrs, 100 * median_of(s, n[k]) / dev[k],
+				p0s, p1s, median_of(f, n[k]), median_of(u, n[k])
 			delete a; delete b; delete c; delete e; delete f; delete s
-			delete t
+			delete t; delete u
 		}
 	}' "$csv"
 } >"$out/tenants.md"
