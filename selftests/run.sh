@@ -18,7 +18,8 @@
 # test's line printed as it ends, with how long it took. Unless tests were
 # named, a second boot of the other shipped kernel (SECOND_KERNEL, default
 # 7.2; empty to skip) runs every VM test there too (vm@7.2/NAME): the
-# verifier and the kernel's qdisc code differ. A NAME selects a host test
+# verifier and the kernel's qdisc code differ. Each boot ends with
+# kernel_log, the kernel's log of the boot judged (WARN, BUG, stalls...). A NAME selects a host test
 # binary (test_edt, both builds), cli, man, completion, install, prom,
 # tap_stream, a fuzz target (fuzz_units) or a VM test (rate_udp). A failed
 # test's own output is shown as TAP comments. Ends with "N passed, N
@@ -97,8 +98,13 @@ if [ $host_only = 0 ]; then
 	for t in "$here"/vm/test_*.sh; do
 		b=$(basename "$t" .sh)
 		b=${b#test_}
+		[ "$b" = kernel_log ] && continue
 		selected "$b" && vm_tests+=("$b")
 	done
+	# Every boot ends with the kernel's log, judged after all the rest.
+	if [ ${#vm_tests[@]} -gt 0 ] || selected kernel_log; then
+		vm_tests+=(kernel_log)
+	fi
 fi
 second_kernel=0
 if [ $host_only = 0 ] && [ ${#names[@]} -eq 0 ] && [ -n "$second" ] &&

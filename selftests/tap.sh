@@ -39,9 +39,13 @@ report() {
 # sees: each is reported as it comes. The VM's console output (boot noise
 # included) goes to a log, shown for the tests it never ran.
 run_vm() { # KERNEL PREFIX TEST...
-	local k=$1 res log t
+	local k=$1 res log t v vm_env=()
 	vm_prefix=$2
 	shift 2
+	# The counts and the per-test timeout cross into the VM (make soak).
+	for v in CHURN_N FAULT_N TEST_TIMEOUT; do
+		[ -n "${!v:-}" ] && vm_env+=("$v=${!v}")
+	done
 	res=$out/vm-$k.results
 	log=$out/vm-$k.console
 	vm_dir=$out/$k
@@ -49,7 +53,8 @@ run_vm() { # KERNEL PREFIX TEST...
 	mkdir -p "$vm_dir"
 	vm_want=" $* " vm_seen=" "
 	"${HBM_VMRUN:-$repo/scripts/vmrun.sh}" -k "$k" -t "${VM_TIMEOUT:-3000}" \
-		"$here/vm/run.sh" --out "$vm_dir" --results "$res" "$@" \
+		env "${vm_env[@]}" "$here/vm/run.sh" --out "$vm_dir" \
+		--results "$res" "$@" \
 		>"$log" 2>&1 &
 	# In the background, the VM ignores SIGINT: ^C stops it from here.
 	vm_pid=$!

@@ -6,6 +6,9 @@
 # timeout, its output in OUT/NAME.log, and appends "STATUS NAME SECONDS
 # [NOTE]" to RESULTS as it ends (0 pass, 4 skip, anything else fail; how
 # long it took), one whole line at a time: the host reports it from there.
+# The kernel's log goes to OUT/kernel.log, under a "== NAME" line for each
+# test after it ends ("== boot" first), cleared each time so that each
+# test's messages are its own; test_kernel_log.sh (HBM_KLOG) judges it.
 #
 #   run.sh --out DIR --results FILE NAME...
 set -uo pipefail
@@ -29,6 +32,8 @@ for m in veth sch_fq sch_htb tcp_dctcp; do
 done
 ip link set lo up
 echo "vm: $(uname -r), $(nproc) cpus"
+export HBM_KLOG=$out/kernel.log
+{ echo "== boot"; dmesg -c; } >"$HBM_KLOG" 2>&1
 
 for t in "$@"; do
 	log=$out/$t.log
@@ -41,6 +46,7 @@ for t in "$@"; do
 	[ "$st" = "$HBM_SKIP" ] && note=$(tail -n 1 "$log")
 	echo "$st $t $secs $note" >>"$results"
 	echo "vm: test $t: status $st (${secs}s)"
+	{ echo "== $t"; dmesg -c; } >>"$HBM_KLOG" 2>&1
 	# A test must leave nothing behind for the next one.
 	for ns in $(ip netns list | awk '/^hbm-/ { print $1 }'); do
 		ip netns del "$ns"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Attach/detach churn under load: CHURN_N (default 40; issue 13 asks 200,
-# 5.6 minutes under TCG at 1.6 s a cycle: run it so by hand) cycles of attach
+# 5.6 minutes under TCG at 1.6 s a cycle: `make soak`) cycles of attach
 # and detach, alternating root and mq and ECN on and off, every tenth with
 # a class, while a UDP flood and 4 TCP flows run through the device.
 # Every command must succeed. Afterwards nothing may be left: the skbuff

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Faults under load, on a device that stays: FAULT_N (default 15; issue
-# 13 asks 100, which takes 5 minutes under TCG: run it so by hand) link
+# 13 asks 100, which takes 5-8 minutes under TCG: `make soak`) link
 # flaps while 4 TCP flows keep a backlog in the qdisc, then FAULT_N
 # `set --rate` changes 100 ms apart under the same load. After each flap
 # and each set a TCP connection must open within 1 s (hbm_tcp_alive in
