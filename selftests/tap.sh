@@ -52,7 +52,7 @@ run_vm() { # KERNEL PREFIX TEST...
 	: >"$res"
 	mkdir -p "$vm_dir"
 	vm_want=" $* " vm_seen=" "
-	"${HBM_VMRUN:-$repo/scripts/vmrun.sh}" -k "$k" -t "${VM_TIMEOUT:-3000}" \
+	"${HBM_VMRUN:-$repo/scripts/vmrun.sh}" -k "$k" -t "${VM_TIMEOUT:-4500}" \
 		env "${vm_env[@]}" "$here/vm/run.sh" --out "$vm_dir" \
 		--results "$res" "$@" \
 		>"$log" 2>&1 &

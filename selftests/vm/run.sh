@@ -38,11 +38,11 @@ export HBM_KLOG=$out/kernel.log
 for t in "$@"; do
 	log=$out/$t.log
 	start=$(date +%s)
-	timeout -k 5 "${TEST_TIMEOUT:-300}" bash "$here/test_$t.sh" >"$log" 2>&1 </dev/null
+	timeout -k 5 "${TEST_TIMEOUT:-600}" bash "$here/test_$t.sh" >"$log" 2>&1 </dev/null
 	st=$?
 	secs=$(( $(date +%s) - start ))
 	note=
-	[ $st = 124 ] && note="timed out after ${TEST_TIMEOUT:-300}s"
+	[ $st = 124 ] && note="timed out after ${TEST_TIMEOUT:-600}s"
 	[ "$st" = "$HBM_SKIP" ] && note=$(tail -n 1 "$log")
 	echo "$st $t $secs $note" >>"$results"
 	echo "vm: test $t: status $st (${secs}s)"
