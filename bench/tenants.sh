@@ -61,12 +61,15 @@ inB_netserver() { inB netserver -p 12865 >/dev/null 2>&1; }
 # cpu_idle SECONDS: the VM's idle CPU over SECONDS, in % of all its CPUs
 # (the load's cost: a shaper that keeps queues short makes TCP send
 # smaller skbs, more of them)
+cpu_ticks() { # "IDLE TOTAL" ticks of all CPUs (idle includes iowait)
+	awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
+}
 cpu_idle() {
 	local i0 t0 i1 t1
 
-	read -r i0 t0 < <(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+	read -r i0 t0 < <(cpu_ticks)
 	sleep "$1"
-	read -r i1 t1 < <(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)
+	read -r i1 t1 < <(cpu_ticks)
 	echo $((100 * (i1 - i0) / (t1 - t0)))
 }
 

@@ -19,11 +19,11 @@
 # named, a second boot of the other shipped kernel (SECOND_KERNEL, default
 # 7.2; empty to skip) runs every VM test there too (vm@7.2/NAME): the
 # verifier and the kernel's qdisc code differ. Each boot ends with
-# kernel_log, the kernel's log of the boot judged (WARN, BUG, stalls...). A NAME selects a host test
-# binary (test_edt, both builds), cli, man, completion, install, prom,
-# tap_stream, a fuzz target (fuzz_units) or a VM test (rate_udp). A failed
-# test's own output is shown as TAP comments. Ends with "N passed, N
-# failed"; exits 1 on any failure.
+# kernel_log, the kernel's log of the boot judged (WARN, BUG, stalls...).
+# A NAME selects a host test binary (test_edt, both builds), cli, man,
+# completion, install, prom, tap_stream, a fuzz target (fuzz_units) or a
+# VM test (rate_udp). A failed test's own output is shown as TAP
+# comments. Ends with "N passed, N failed"; exits 1 on any failure.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

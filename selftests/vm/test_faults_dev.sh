@@ -4,10 +4,10 @@
 # Devices that go away with packets queued: FAULT_N (default 15; issue 13
 # asks 100, which takes 13-20 minutes under TCG: `make soak`) times a
 # veth is made, bpf_hbm attached (ECN on, so with a marker) and a burst of
-# 2000 datagrams queued at 4 Mbit/s (thresholds out of the way, so that
-# the policy keeps them; 4 s to drain, where a slow flood under TCG
-# drained below 100 packets at 10 Mbit/s in 2 of 100), then the device is
-# deleted; and
+# 2000 datagrams sent at it, shaped to 4 Mbit/s (thresholds out of the
+# way, so that the policy keeps them; at 10 Mbit/s a slow flood under TCG
+# left 100 or fewer queued in 2 of 100), then, with over 100 still
+# queued, the device is deleted; and
 # FAULT_N times the same in a network namespace of its own, which is
 # deleted instead. Meanwhile 2 TCP flows run through A's own shaped
 # device, where a TCP connection must open within 1 s after each

@@ -11,13 +11,20 @@
 . "$(dirname "$0")/lib.sh"
 
 # What fails a run. An extended regular expression, matched against each
-# line; checked first against lines it must and must not match, so that a
-# pattern broken by an edit fails here rather than passing everything.
+# line by hbm_klog_bad; checked first, through the same function, against
+# lines it must and must not match, so that a pattern broken by an edit
+# fails here rather than passing everything.
 HBM_KLOG_BAD='WARNING:|BUG:|kernel BUG|Oops|general protection fault|'
 HBM_KLOG_BAD+='Call Trace:|rcu: INFO|rcu_(sched|preempt) (self-)?detected stall|'
 HBM_KLOG_BAD+='detected stalls on CPUs|soft lockup|hard LOCKUP|hung_task|'
 HBM_KLOG_BAD+='blocked for more than|UBSAN:|KASAN:|refcount_t:|'
 HBM_KLOG_BAD+='list_(add|del) corruption|[]] BPF: |bpf: .*(leak|error|fail)'
+
+# hbm_klog_bad: the lines of a log on stdin that fail a run, each after
+# the name of the section ("== NAME") it is in.
+hbm_klog_bad() {
+	awk -v re="$HBM_KLOG_BAD" '/^== / { s = $2; next } $0 ~ re { print s ": " $0 }'
+}
 
 bad_samples=(
 	'[   12.345678] WARNING: CPU: 1 PID: 310 at net/sched/sch_generic.c:525 dev_watchdog+0x1f0/0x200'
@@ -36,10 +43,10 @@ good_samples=(
 )
 missed=0
 for l in "${bad_samples[@]}"; do
-	grep -qE "$HBM_KLOG_BAD" <<<"$l" || { echo "not matched: $l"; missed=$((missed + 1)); }
+	[ -n "$(hbm_klog_bad <<<"$l")" ] || { echo "not matched: $l"; missed=$((missed + 1)); }
 done
 for l in "${good_samples[@]}"; do
-	grep -qE "$HBM_KLOG_BAD" <<<"$l" && { echo "matched: $l"; missed=$((missed + 1)); }
+	[ -n "$(hbm_klog_bad <<<"$l")" ] && { echo "matched: $l"; missed=$((missed + 1)); }
 done
 assert_eq "$missed" 0 "the pattern finds each of ${#bad_samples[@]} bad sample lines and none of ${#good_samples[@]} benign ones" ||
 	hbm_done
@@ -49,7 +56,8 @@ if [ -z "$log" ]; then
 	log=/tmp/hbm-kernel.log
 	{ echo "== boot"; dmesg; } >"$log" 2>&1
 else
-	{ echo "== kernel_log"; dmesg; } >>"$log" 2>&1
+	# Cleared as run.sh clears it, which then finds nothing new to add.
+	{ echo "== kernel_log"; dmesg -c; } >>"$log" 2>&1
 fi
 [ -r "$log" ] || hbm_fatal "no kernel log at $log"
 # A log that could not be read is no evidence: the boot always logs.
@@ -57,7 +65,7 @@ boot=$(awk '/^== / { s = $2; next } s == "boot" { n++ } END { print n + 0 }' "$l
 assert_ge "$boot" 20 "the boot's kernel messages were read ($boot lines)" ||
 	hbm_done
 lines=$(grep -vc '^== ' "$log")
-found=$(awk -v re="$HBM_KLOG_BAD" '/^== / { s = $2; next } $0 ~ re { print s ": " $0 }' "$log")
+found=$(hbm_klog_bad <"$log")
 n=0
 [ -n "$found" ] && n=$(wc -l <<<"$found")
 [ -n "$found" ] && head -n 40 <<<"$found"
