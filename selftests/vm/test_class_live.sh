@@ -34,9 +34,10 @@ rates() {
 	done
 }
 
-# Long enough for the three phases and the commands between them (each
-# a second or so under TCG); it ends on its own.
-hbm_cg_iperf_start "$CG_A" 5201 "/tmp/$HBM_TEST.a" 22 -P 1
+# Longer than the three phases and the commands between them however
+# slow the emulator is (CI saw it end during the last phase): it is
+# stopped after them, the receive rates being the measure.
+hbm_cg_iperf_start "$CG_A" 5201 "/tmp/$HBM_TEST.a" 120 -P 1
 sleep 2
 r100=$(rates 3)
 assert_ok "class set A 200mbit mid-flow" inA "$HBM" class set "$DEV_A" \
@@ -46,10 +47,11 @@ r200=$(rates 3)
 assert_ok "class del A mid-flow" inA "$HBM" class del "$DEV_A" \
 	--cgroup "$CG_A"
 rdel=$(rates 3)
+pgrep -f "iperf3 -c $ADDR_B -p 5201 " >/dev/null ||
+	hbm_fatal "iperf3 ended before the measurement: $(tail -n 5 "/tmp/$HBM_TEST.a")"
+pkill -f "iperf3 -c $ADDR_B -p 5201 "
 wait
-g=$(hbm_iperf_result "/tmp/$HBM_TEST.a") ||
-	hbm_fatal "iperf3 failed: $(tail -n 5 "/tmp/$HBM_TEST.a")"
-hbm_report "B's rate (Mbit/s, per second): class 100M: $r100; 200M: $r200; deleted (device 400M): $rdel; iperf3 $g Mbit/s"
+hbm_report "B's rate (Mbit/s, per second): class 100M: $r100; 200M: $r200; deleted (device 400M): $rdel"
 # rx_bytes counts L2 bytes as the qdisc does: the class's rate is the cap.
 for r in $r100; do
 	assert_between "$r" 85 101 "at 100 Mbit/s: each second 85-101 Mbit/s"
