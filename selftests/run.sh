@@ -119,6 +119,14 @@ second_default="load apply mq mq_channels txtime raw_tcp del_frees dev_gone
 	reset_refund flow_alloc_fail guard limits hotplug sched_early sched_new
 	sched_quantum sched_share sched_thin thin_cn rate_udp class_live"
 second_list=${SECOND_TESTS:-$second_default}
+# A name that is no VM test (a typo, a test renamed) would drop out of the
+# second boot unseen.
+for t in $second_list; do
+	[ "$t" = all ] || [ -f "$here/vm/test_$t.sh" ] || {
+		echo "run.sh: SECOND_TESTS: no VM test named $t" >&2
+		exit 2
+	}
+done
 second_tests=()
 if [ $host_only = 0 ] && [ ${#names[@]} -eq 0 ] && [ -n "$second" ] &&
    [ "$second" != "$kernel" ]; then
