@@ -152,10 +152,16 @@ static int hbm_send(int argc, char **argv)
 			.msg_name = &dst, .msg_namelen = sizeof(dst),
 			.msg_iov = &iov, .msg_iovlen = 1,
 		};
-		uint64_t now = hbm_now_ns(clk);
+		uint64_t now;
 
+		/*
+		 * The reference is read before the clock the txtime is
+		 * based on: read after, a preemption between the two (TCG)
+		 * made a datagram sent on time look early by as much.
+		 */
 		if (!first)
 			first = hbm_now_ns(CLOCK_REALTIME);
+		now = hbm_now_ns(clk);
 		if (txtime >= 0)
 			hbm_msg_txtime(&msg, control, now + txtime);
 		if (sendmsg(fd, &msg, 0) >= 0)
