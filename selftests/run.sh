@@ -19,8 +19,9 @@
 # named, a second boot of the other shipped kernel (SECOND_KERNEL, default
 # 7.2; empty to skip) runs the VM tests whose subject differs between
 # kernels (SECOND_TESTS; "all" for every one) there too (vm@7.2/NAME):
-# the verifier, the qdisc framework, cgroups, tcx, netlink. Each boot ends with
-# kernel_log, the kernel's log of the boot judged (WARN, BUG, stalls...).
+# the verifier, the qdisc framework, cgroups, tcx, netlink. Each boot
+# ends with kernel_log, the kernel's log of the boot judged (WARN, BUG,
+# stalls...).
 # A NAME selects a host test binary (test_edt, both builds), cli, man,
 # completion, install, prom, tap_stream, a fuzz target (fuzz_units) or a
 # VM test (rate_udp). A failed test's own output is shown as TAP
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
 	--host-only) host_only=1; shift ;;
-	-h|--help) sed -n '4,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) names+=("$1"); shift ;;
 	esac
@@ -130,8 +131,9 @@ done
 second_tests=()
 if [ $host_only = 0 ] && [ ${#names[@]} -eq 0 ] && [ -n "$second" ] &&
    [ "$second" != "$kernel" ]; then
+	second_words=" $(echo $second_list) kernel_log "
 	for t in "${vm_tests[@]}"; do
-		case " $(echo $second_list) kernel_log " in
+		case $second_words in
 		" all "*|*" $t "*) second_tests+=("$t") ;;
 		esac
 	done

@@ -47,9 +47,10 @@ r200=$(rates 3)
 assert_ok "class del A mid-flow" inA "$HBM" class del "$DEV_A" \
 	--cgroup "$CG_A"
 rdel=$(rates 3)
-pgrep -f "iperf3 -c $ADDR_B -p 5201 " >/dev/null ||
+flow="iperf3 -c $ADDR_B -p 5201 "
+pgrep -f "$flow" >/dev/null ||
 	hbm_fatal "iperf3 ended before the measurement: $(tail -n 5 "/tmp/$HBM_TEST.a")"
-pkill -f "iperf3 -c $ADDR_B -p 5201 "
+pkill -f "$flow"
 wait
 hbm_report "B's rate (Mbit/s, per second): class 100M: $r100; 200M: $r200; deleted (device 400M): $rdel"
 # rx_bytes counts L2 bytes as the qdisc does: the class's rate is the cap.

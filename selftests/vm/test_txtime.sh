@@ -6,8 +6,8 @@
 # time: the median of five probes within 4 ms of it, none later than
 # 50 ms (a stalled watchdog would hold it until the next packet; TCG's
 # timers and scheduling add up to 11 ms to a single probe: seen 6.2, 7.2,
-# 9.3, 11.4 and 15.8 ms; medians 5.6-6.2 ms, 8.0 on a slow stretch). One stamped 20 s out is beyond the 10 s
-# horizon, dropped and counted. A CLOCK_TAI stamp is converted and
+# 9.3, 11.4 and 15.8 ms; medians 5.6-6.2 ms, 8.0 on a slow stretch).
+# One stamped 20 s out is beyond the 10 s horizon, dropped and counted. A CLOCK_TAI stamp is converted and
 # honoured; a CLOCK_REALTIME one is not honoured (nor dropped); both are
 # counted.
 . "$(dirname "$0")/lib.sh"
