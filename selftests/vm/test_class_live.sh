@@ -3,7 +3,9 @@
 #
 # Per-cgroup classes changed while traffic runs, and cgroups going away.
 # - class set mid-flow: one cubic flow in A's cgroup at 100 Mbit/s, then
-#   200 Mbit/s: B's receive rate follows within a second;
+#   200 Mbit/s: B's receive rate over the 3 s from a second after the
+#   command is the new rate's (a window, not each second: one cubic flow
+#   backs off by 30% at a drop, so a single second may dip well below);
 # - class del mid-flow: the flow goes back to the device's rate
 #   (400 Mbit/s) with no stall (B's rate in every second after the change
 #   is above the class's old rate), and nothing is left queued;
@@ -24,7 +26,8 @@ assert_ok "class add A 100mbit" inA "$HBM" class add "$DEV_A" \
 	--cgroup "$CG_A" --rate 100mbit || hbm_done
 
 # L2 rate at B in Mbit/s over one second, N times: rates N ("none" for a
-# second not read, which fails its check rather than drop out of the list)
+# second not read, which fails its check rather than drop out of the list).
+# Each second is what "no stall" is about.
 rates() {
 	local i r
 
@@ -39,11 +42,11 @@ rates() {
 # stopped after them, the receive rates being the measure.
 hbm_cg_iperf_start "$CG_A" 5201 "/tmp/$HBM_TEST.a" 120 -P 1
 sleep 2
-r100=$(rates 3)
+r100=$(hbm_rx_rate 3)
 assert_ok "class set A 200mbit mid-flow" inA "$HBM" class set "$DEV_A" \
 	--cgroup "$CG_A" --rate 200mbit
 sleep 1
-r200=$(rates 3)
+r200=$(hbm_rx_rate 3)
 assert_ok "class del A mid-flow" inA "$HBM" class del "$DEV_A" \
 	--cgroup "$CG_A"
 rdel=$(rates 3)
@@ -52,14 +55,10 @@ pgrep -f "$flow" >/dev/null ||
 	hbm_fatal "iperf3 ended before the measurement: $(tail -n 5 "/tmp/$HBM_TEST.a")"
 pkill -f "$flow"
 wait
-hbm_report "B's rate (Mbit/s, per second): class 100M: $r100; 200M: $r200; deleted (device 400M): $rdel"
+hbm_report "B's rate (Mbit/s): class 100M: $r100 over 3 s; 200M: $r200 over 3 s; deleted (device 400M), per second: $rdel"
 # rx_bytes counts L2 bytes as the qdisc does: the class's rate is the cap.
-for r in $r100; do
-	assert_between "$r" 85 101 "at 100 Mbit/s: each second 85-101 Mbit/s"
-done
-for r in $r200; do
-	assert_between "$r" 170 202 "after class set 200mbit: each second 170-202 Mbit/s"
-done
+assert_between "${r100:-none}" 85 101 "at 100 Mbit/s: 85-101 Mbit/s over 3 s"
+assert_between "${r200:-none}" 170 202 "after class set 200mbit: 170-202 Mbit/s over 3 s"
 for r in $rdel; do
 	assert_gt "$r" 202 "after class del: above the class's rate (no stall)"
 	assert_le "$r" 404 "after class del: within the device's rate"
