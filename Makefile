@@ -124,7 +124,8 @@ VM_TOOLS := $(patsubst selftests/vm/%.c,$(OUTPUT)/tools/%, \
 	$(wildcard selftests/vm/*.c)) \
 	$(patsubst bench/%.c,$(OUTPUT)/tools/%,$(filter-out %.bpf.c, \
 	$(wildcard bench/*.c)))
-BENCH_BPF := $(OUTPUT)/edt_stamp.bpf.o $(OUTPUT)/cgroup_cls.bpf.o
+BENCH_BPF := $(OUTPUT)/edt_stamp.bpf.o $(OUTPUT)/cgroup_cls.bpf.o \
+	$(OUTPUT)/floor_qdisc.bpf.o
 
 # The loader once more with clang, under ASan and UBSan (halting on the
 # first error) and with libFuzzer's coverage: bpf-hbm and the host tests

@@ -12,12 +12,16 @@
 #             the HBM-EDT clock (include/hbm_edt.h), sch_fq waiting; HBM's
 #             defaults: burst 100us, mark 50us, drop 500us / 480us
 #   none      the veth as it is
+#   floor     bench/floor_qdisc.bpf.c, a BPF FIFO that does next to nothing:
+#             what any BPF qdisc pays per packet (for the cost runs only)
 # Variants: burst=T (hbm, fqedt), fixed (hbm: --late-credit off), nocn
-# (hbm: --cn off). Example: hbm:fixed:burst=2ms.
+# (hbm: --cn off), noecn (hbm: --ecn off, no marker). Example:
+# hbm:fixed:burst=2ms.
 
 # bpffs names may not contain dots.
 STAMP=/sys/fs/bpf/hbm_bench_stamp
 STAMP_MAPS=/sys/fs/bpf/hbm_bench_maps
+FLOOR=/sys/fs/bpf/hbm_bench_floor
 
 # ns_of TIME: a time as bench variants write it (us, ms), in ns.
 ns_of() {
@@ -39,6 +43,7 @@ arrange() {
 			opts+=(--burst "${v#burst=}") ;;
 		fixed) opts+=(--late-credit off) ;;
 		nocn) opts+=(--cn off) ;;
+		noecn) opts+=(--ecn off) ;;
 		*) echo "bench: unknown variant '$v' of $base" >&2; return 1 ;;
 		esac
 	done
@@ -62,6 +67,16 @@ arrange() {
 		# nsenter, not ip netns exec: that hides /sys/fs/bpf.
 		nsenter --net="/run/netns/$NS_A" bpftool net attach \
 			tcx_egress pinned "$STAMP" dev "$DEV_A" ;;
+	floor)
+		# Registered once per boot (bench_end unregisters it): a
+		# deleted namespace's qdisc may still hold the last one.
+		if [ ! -d "$FLOOR" ]; then
+			mkdir "$FLOOR" &&
+			bpftool struct_ops register \
+				"$repo/build/floor_qdisc.bpf.o" "$FLOOR" \
+				>/dev/null || { rm -rf "$FLOOR"; return 1; }
+		fi
+		inA tc qdisc add dev "$DEV_A" root hbm_floor ;;
 	none) ;;
 	*) echo "bench: unknown arrangement '$base'" >&2; return 1 ;;
 	esac
@@ -74,7 +89,7 @@ counters() {
 	hbm)
 		inA "$HBM" show "$DEV_A" --json | jq -r '.devices[0] |
 			"\(.stats.packets) \(.drops.total) \(.stats.ce)"' ;;
-	htb|fq|none)
+	htb|fq|none|floor)
 		inA tc -s -j qdisc show dev "$DEV_A" root |
 			jq -r '.[0] | "\(.packets // 0) \(.drops // 0) 0"' ;;
 	fqedt)
@@ -103,5 +118,6 @@ bench_begin() {
 # bench_end: unload what bench_begin loaded: with it go the markers of the
 # namespaces the runs deleted, whose pins a later namespace could reuse.
 bench_end() {
+	rm -rf "$FLOOR"
 	[ "$bench_loaded_here" = 0 ] || "$HBM" unload --force >/dev/null
 }

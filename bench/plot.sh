@@ -65,12 +65,16 @@ plot for [i=2:$ncol] "$1" using i:xtic(1)
 GP
 }
 
-results 7 | pivot >"$tmp/goodput"
-bars "$tmp/goodput" "$dir/goodput.png" \
-	"Aggregate goodput (median), bpf_hbm vs htb vs fq+edt" "% of the limit"
-results 14 | pivot >"$tmp/p99"
-bars "$tmp/p99" "$dir/p99.png" \
-	"10 KB RPC P99 latency (median)" "us"
+# A run narrowed to the cost (--arrs "") has no shaped rows to plot.
+if [ -n "$(results 7)" ]; then
+	results 7 | pivot >"$tmp/goodput"
+	bars "$tmp/goodput" "$dir/goodput.png" \
+		"Aggregate goodput (median), bpf_hbm vs htb vs fq+edt" \
+		"% of the limit"
+	results 14 | pivot >"$tmp/p99"
+	bars "$tmp/p99" "$dir/p99.png" \
+		"10 KB RPC P99 latency (median)" "us"
+fi
 if [ -s "$dir/cost.csv" ]; then
 	awk -F, 'NR > 1 { print $2 "," $1 "," $5 }' "$dir/cost.csv" |
 		pivot fq >"$tmp/cost"

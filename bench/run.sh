@@ -27,7 +27,8 @@
 # else the host does falls on all of them alike.
 # Then the cost: the packet rate each arrangement forwards with its limit
 # far above capacity (64-byte UDP frames from bench/flood.c over 1, 1k and
-# 10k flows), against plain fq.
+# 10k flows), against plain fq; "floor", a BPF qdisc that does next to
+# nothing (bench/floor_qdisc.bpf.c), is what any BPF qdisc pays.
 # Writes DIR/results.csv and DIR/cost.csv (every run), DIR/table.md
 # (medians, min-max spread, ratios), DIR/*.png (bench/plot.sh) and
 # DIR/meta.txt (command, kernel, VM, date).
@@ -57,7 +58,7 @@ if [ $quick = 1 ]; then
 	COST_ARRS="fq hbm" COST_FLOWS="1000" COST_T=2
 else
 	ARRS="hbm htb fqedt" CCS="cubic dctcp" FLOWS="2 4" RATES="200 1000"
-	COST_ARRS="fq hbm htb fqedt none" COST_FLOWS="1 1000 10000" COST_T=3
+	COST_ARRS="fq hbm htb fqedt none floor" COST_FLOWS="1 1000 10000" COST_T=3
 fi
 [ -v "narrow[--arrs]" ] && ARRS=${narrow[--arrs]}
 [ -v "narrow[--ccs]" ] && CCS=${narrow[--ccs]}

@@ -14,5 +14,6 @@ function median_of(a, m,   i, j, t) {
 
 # An arrangement's name in tables and plots.
 function name(a) {
-	return a == "hbm" ? "bpf_hbm" : a == "fqedt" ? "fq+edt" : a == "none" ? "unshaped" : a
+	return a == "hbm" ? "bpf_hbm" : a == "fqedt" ? "fq+edt" : \
+		a == "none" ? "unshaped" : a == "floor" ? "bpf_floor" : a
 }
