@@ -68,14 +68,21 @@ arrange() {
 		nsenter --net="/run/netns/$NS_A" bpftool net attach \
 			tcx_egress pinned "$STAMP" dev "$DEV_A" ;;
 	floor)
-		# Registered once per boot (bench_end unregisters it): a
-		# deleted namespace's qdisc may still hold the last one.
-		if [ ! -d "$FLOOR" ]; then
+		# Registered once per boot (bench_end unregisters it). It
+		# takes one instance, and the last run's may outlive its
+		# namespace for a moment (netns cleanup is deferred).
+		if [ ! -e "$FLOOR/hbm_floor" ]; then
+			rm -rf "$FLOOR"
 			mkdir "$FLOOR" &&
 			bpftool struct_ops register \
 				"$repo/build/floor_qdisc.bpf.o" "$FLOOR" \
 				>/dev/null || { rm -rf "$FLOOR"; return 1; }
 		fi
+		for v in $(seq 20); do
+			inA tc qdisc add dev "$DEV_A" root hbm_floor \
+				2>/dev/null && return 0
+			sleep 0.1
+		done
 		inA tc qdisc add dev "$DEV_A" root hbm_floor ;;
 	none) ;;
 	*) echo "bench: unknown arrangement '$base'" >&2; return 1 ;;

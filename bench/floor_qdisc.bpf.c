@@ -40,12 +40,24 @@ struct {
 
 /* Next slot to take, next slot to fill. */
 __u32 hbm_floor_head, hbm_floor_tail;
-/* The one instance: its ifindex and handle, 0 while there is none. */
-__u64 hbm_floor_owner;
+/*
+ * The one instance, 0 while there is none: its namespace's cookie and its
+ * ifindex and handle (an ifindex, and an explicit handle, recur in other
+ * namespaces).
+ */
+__u64 hbm_floor_owner, hbm_floor_owner_net;
 
 static __always_inline __u64 hbm_floor_id(struct Qdisc *sch)
 {
 	return (__u64)sch->dev_queue->dev->ifindex << 32 | sch->handle;
+}
+
+static __always_inline bool hbm_floor_owns(struct Qdisc *sch)
+{
+	struct net *net = sch->dev_queue->dev->nd_net.net;
+
+	return hbm_floor_owner == hbm_floor_id(sch) &&
+	       hbm_floor_owner_net == net->net_cookie;
 }
 
 static __always_inline struct hbm_floor_slot *hbm_floor_slot(__u32 i)
@@ -68,7 +80,7 @@ int BPF_PROG(hbm_floor_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (!s)
 		goto drop;
 	skb = bpf_kptr_xchg(&s->skb, skb);
-	if (skb)	/* the slot was free: never */
+	if (skb)	/* the slot held one: never (tail - head < RING) */
 		goto drop;
 	hbm_floor_tail = i + 1;
 	sch->q.qlen++;
@@ -125,7 +137,8 @@ static __always_inline void hbm_floor_purge(struct Qdisc *sch)
 SEC("struct_ops")
 void BPF_PROG(hbm_floor_reset, struct Qdisc *sch)
 {
-	hbm_floor_purge(sch);
+	if (hbm_floor_owns(sch))
+		hbm_floor_purge(sch);
 }
 
 SEC("struct_ops")
@@ -135,6 +148,7 @@ int BPF_PROG(hbm_floor_init, struct Qdisc *sch, struct nlattr *opt,
 	if (__sync_val_compare_and_swap(&hbm_floor_owner, 0,
 					hbm_floor_id(sch)))
 		return -EBUSY;
+	hbm_floor_owner_net = sch->dev_queue->dev->nd_net.net->net_cookie;
 	return 0;
 }
 
@@ -142,9 +156,10 @@ SEC("struct_ops")
 void BPF_PROG(hbm_floor_destroy, struct Qdisc *sch)
 {
 	/* Also called after a failed init: not the owner's to purge. */
-	if (hbm_floor_owner != hbm_floor_id(sch))
+	if (!hbm_floor_owns(sch))
 		return;
 	hbm_floor_purge(sch);
+	hbm_floor_owner_net = 0;
 	hbm_floor_owner = 0;
 }
 

@@ -190,8 +190,12 @@ done
 cost() {
 	local arr=$1 flows=$2 rep=$3 rx0 rx1 c0 c1 res
 	hbm_veth_setup || return 1
-	arrange "$arr" "$COST_RATE" ||
-		{ echo "bench: couldn't arrange $arr" >&2; hbm_cleanup; return 1; }
+	arrange "$arr" "$COST_RATE" || {
+		echo "bench: couldn't arrange $arr" >&2
+		errors=$((errors + 1))
+		hbm_cleanup
+		return 1
+	}
 	rx0=$(inB cat "/sys/class/net/$DEV_B/statistics/rx_packets")
 	c0=$(counters "$arr")
 	res=$(inA "$HBM_TOOLS/flood" -s "$ADDR_A" -d "$ADDR_B" -f "$flows" \

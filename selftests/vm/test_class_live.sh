@@ -3,9 +3,10 @@
 #
 # Per-cgroup classes changed while traffic runs, and cgroups going away.
 # - class set mid-flow: one cubic flow in A's cgroup at 100 Mbit/s, then
-#   200 Mbit/s: B's receive rate over the 3 s from a second after the
-#   command is the new rate's (a window, not each second: one cubic flow
-#   backs off by 30% at a drop, so a single second may dip well below);
+#   200 Mbit/s: in the second after the first B's receive rate is above
+#   the old one, and over the next 3 s it is the new rate's (a window, not
+#   each second: one cubic flow backs off by 30% at a drop, so a second
+#   may dip well below);
 # - class del mid-flow: the flow goes back to the device's rate
 #   (400 Mbit/s) with no stall (B's rate in every second after the change
 #   is above the class's old rate), and nothing is left queued;
@@ -46,6 +47,7 @@ r100=$(hbm_rx_rate 3)
 assert_ok "class set A 200mbit mid-flow" inA "$HBM" class set "$DEV_A" \
 	--cgroup "$CG_A" --rate 200mbit
 sleep 1
+r200s=$(hbm_rx_rate 1)
 r200=$(hbm_rx_rate 3)
 assert_ok "class del A mid-flow" inA "$HBM" class del "$DEV_A" \
 	--cgroup "$CG_A"
@@ -55,9 +57,10 @@ pgrep -f "$flow" >/dev/null ||
 	hbm_fatal "iperf3 ended before the measurement: $(tail -n 5 "/tmp/$HBM_TEST.a")"
 pkill -f "$flow"
 wait
-hbm_report "B's rate (Mbit/s): class 100M: $r100 over 3 s; 200M: $r200 over 3 s; deleted (device 400M), per second: $rdel"
+hbm_report "B's rate (Mbit/s): class 100M: $r100 over 3 s; 200M: $r200s in the second after the first, then $r200 over 3 s; deleted (device 400M), per second: $rdel"
 # rx_bytes counts L2 bytes as the qdisc does: the class's rate is the cap.
 assert_between "${r100:-none}" 85 101 "at 100 Mbit/s: 85-101 Mbit/s over 3 s"
+assert_gt "${r200s:-none}" 101 "class set 200mbit: above the old rate in the second after the first"
 assert_between "${r200:-none}" 170 202 "after class set 200mbit: 170-202 Mbit/s over 3 s"
 for r in $rdel; do
 	assert_gt "$r" 202 "after class del: above the class's rate (no stall)"
