@@ -266,6 +266,13 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	inst = bpf_map_lookup_elem(&hbm_instances, &ik);
 	if (!inst)
 		return NULL;
+	/*
+	 * Every qdisc run ends on a dequeue that finds nothing, once a packet
+	 * where packets leave as they come: with no idle flow for the GC
+	 * either, it needs not even the clock.
+	 */
+	if (!inst->fast_qlen && !inst->info.flows && !inst->info.idle_flows)
+		return NULL;
 
 	now = bpf_ktime_get_ns();
 	if (inst->fast_qlen) {
