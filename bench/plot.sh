@@ -66,8 +66,9 @@ GP
 }
 
 # A run narrowed to the cost (--arrs "") has no shaped rows to plot.
-if [ -n "$(results 7)" ]; then
-	results 7 | pivot >"$tmp/goodput"
+goodput=$(results 7)
+if [ -n "$goodput" ]; then
+	echo "$goodput" | pivot >"$tmp/goodput"
 	bars "$tmp/goodput" "$dir/goodput.png" \
 		"Aggregate goodput (median), bpf_hbm vs htb vs fq+edt" \
 		"% of the limit"
