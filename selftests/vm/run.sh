@@ -31,13 +31,17 @@ for m in veth sch_fq sch_htb tcp_dctcp; do
 	modprobe -q "$m" || echo "run.sh: no module $m" >&2
 done
 ip link set lo up
-echo "vm: $(uname -r), $(nproc) cpus"
+echo "vm: $(uname -r), $(nproc) cpus, RCU stall warning after" \
+	"$(cat /sys/module/rcupdate/parameters/rcu_cpu_stall_timeout) s"
 export HBM_KLOG=$out/kernel.log
 { echo "== boot"; dmesg -c; } >"$HBM_KLOG" 2>&1
 
 for t in "$@"; do
 	log=$out/$t.log
 	start=$(date +%s)
+	# In the kernel's log too, so that its timestamps place a message
+	# within the test's own ("at Ns" in its output, from this line).
+	echo "hbm-test: $t starts" >/dev/kmsg
 	timeout -k 5 "${TEST_TIMEOUT:-600}" bash "$here/test_$t.sh" >"$log" 2>&1 </dev/null
 	st=$?
 	secs=$(( $(date +%s) - start ))

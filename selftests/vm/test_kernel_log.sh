@@ -20,6 +20,9 @@ HBM_KLOG_BAD+='detected stalls on CPUs|soft lockup|hard LOCKUP|hung_task|'
 HBM_KLOG_BAD+='blocked for more than|UBSAN:|KASAN:|refcount_t:|'
 HBM_KLOG_BAD+='list_(add|del) corruption|[]] BPF: |bpf: .*(leak|error|fail)'
 
+# How much of the kernel's report to show after its first line.
+HBM_KLOG_AFTER=60
+
 # hbm_klog_bad: the lines of a log on stdin that fail a run, each after
 # the name of the section ("== NAME") it is in.
 hbm_klog_bad() {
@@ -68,7 +71,16 @@ lines=$(grep -vc '^== ' "$log")
 found=$(hbm_klog_bad <"$log")
 n=0
 [ -n "$found" ] && n=$(wc -l <<<"$found")
-[ -n "$found" ] && head -n 40 <<<"$found"
+if [ -n "$found" ]; then
+	head -n 40 <<<"$found"
+	# The report the first one opens (a stall names its CPU or task and
+	# the stack it was in): what a run that cannot be repeated leaves.
+	echo "-- the first, with the ${HBM_KLOG_AFTER} lines after it:"
+	awk -v re="$HBM_KLOG_BAD" -v n="$HBM_KLOG_AFTER" \
+		'/^== / { s = $2; next }
+		 !left && !done && $0 ~ re { left = n + 1; done = 1 }
+		 left { print s ": " $0; left-- }' "$log"
+fi
 hbm_report "$lines kernel log lines read, $n of them warnings or errors${found:+, first after $(head -n 1 <<<"$found" | cut -d: -f1)}"
 assert_eq "$n" 0 "no WARN, BUG, Oops, stall, lockup, hung task or BPF error in the kernel log"
 hbm_done
