@@ -214,11 +214,11 @@ SEC("struct_ops")
 int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	     struct bpf_sk_buff_ptr *to_free)
 {
+	const struct hbm_config *cfg;
 	struct hbm_cls cls = {};
 	struct hbm_pkt pkt = {};
 	struct hbm_dev_rate *dr;
 	struct hbm_flow_key fk;
-	struct hbm_config cfg;
 	struct hbm_inst *inst;
 	__u64 now, tstamp;
 
@@ -227,29 +227,27 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
 	if (!inst || !dr)
 		return hbm_drop(sch, dr, NULL, skb, to_free, HBM_DROP_NOMEM);
-	hbm_config_of((struct hbm_dev_key *)&fk.inst, &cfg);
-	if (cfg.class_levels)
+	now = bpf_ktime_get_ns();
+	cfg = hbm_inst_config(inst, dr, (struct hbm_dev_key *)&fk.inst, now);
+	if (cfg->class_levels)
 		hbm_class_find(skb, (struct hbm_dev_key *)&fk.inst,
-			       cfg.class_levels, &cls);
-	if (dr->class_levels != cfg.class_levels)
-		dr->class_levels = cfg.class_levels;	/* the marker's */
+			       cfg->class_levels, &cls);
 	hbm_cb(skb)->cls = cls.id;
-	if (sch->q.qlen >= cfg.limit)
+	if (sch->q.qlen >= cfg->limit)
 		return hbm_drop(sch, dr, cls.cr, skb, to_free, HBM_DROP_LIMIT);
 
-	now = bpf_ktime_get_ns();
 	tstamp = hbm_tstamp_of(skb, dr, now);
-	if (hbm_beyond_horizon(tstamp, now, cfg.horizon_ns))
+	if (hbm_beyond_horizon(tstamp, now, cfg->horizon_ns))
 		return hbm_drop(sch, dr, cls.cr, skb, to_free,
 				HBM_DROP_HORIZON);
 
 	pkt.len = hbm_pkt_len(skb);
-	hbm_sender_of(skb, &pkt, cfg.flags);
+	hbm_sender_of(skb, &pkt, cfg->flags);
 	if (hbm_sched_fast_ok(inst, dr, tstamp, now) &&
 	    (!cls.cr || READ_ONCE(cls.cr->vq_time) <= now))
-		return hbm_enqueue_fast(sch, inst, dr, &cfg, &cls, &pkt, skb,
+		return hbm_enqueue_fast(sch, inst, dr, cfg, &cls, &pkt, skb,
 					to_free, now, tstamp);
-	return hbm_enqueue_flow(sch, inst, dr, &cfg, &cls, &pkt, skb, to_free,
+	return hbm_enqueue_flow(sch, inst, dr, cfg, &cls, &pkt, skb, to_free,
 				&fk, now, tstamp);
 }
 
@@ -375,6 +373,7 @@ int BPF_PROG(hbm_init, struct Qdisc *sch, struct nlattr *opt,
 	if (!dr)
 		goto undo_flow;
 	__sync_fetch_and_add(&dr->instances, 1);
+	hbm_config_mirror(dr, &cfg);	/* the marker's, before a packet */
 	return 0;
 
 undo_flow:

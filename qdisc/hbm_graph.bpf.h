@@ -34,6 +34,9 @@
 #ifndef READ_ONCE
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
 #endif
+#ifndef WRITE_ONCE
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+#endif
 
 #define NET_XMIT_SUCCESS	0x00
 #define NET_XMIT_DROP		0x01

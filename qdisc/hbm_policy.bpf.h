@@ -33,6 +33,9 @@ static __always_inline void hbm_config_of(struct hbm_dev_key *dev,
 		cfg->flags = hbm_defaults.flags;
 		cfg->quantum = hbm_defaults.quantum;
 		cfg->initial_quantum = hbm_defaults.initial_quantum;
+		/* No entry, no classes (which the loader keeps in it). */
+		cfg->class_levels = 0;
+		cfg->__pad = 0;
 	}
 	/* The loader validates; a hand-edited map must not divide by zero. */
 	if (cfg->rate_bps < HBM_MIN_RATE_BPS)
@@ -40,6 +43,40 @@ static __always_inline void hbm_config_of(struct hbm_dev_key *dev,
 	/* ... nor queue more than the purge can free. */
 	if (cfg->limit > HBM_MAX_LIMIT)
 		cfg->limit = HBM_MAX_LIMIT;
+}
+
+/* What the ECN marker reads of @cfg, kept in the device's rate state. */
+static __always_inline void hbm_config_mirror(struct hbm_dev_rate *dr,
+					      const struct hbm_config *cfg)
+{
+	__u32 ecn = cfg->flags & HBM_F_ECN;
+
+	if (dr->class_levels != cfg->class_levels)
+		WRITE_ONCE(dr->class_levels, cfg->class_levels);
+	if (dr->ecn != ecn)
+		WRITE_ONCE(dr->ecn, ecn);
+	if (dr->mark_ns != cfg->mark_ns)
+		WRITE_ONCE(dr->mark_ns, cfg->mark_ns);
+}
+
+/*
+ * How long an instance uses its copy of the configuration: a `bpf-hbm
+ * set` (or any write of hbm_config) takes effect within this, and a packet
+ * is spared a hash lookup and a copy.
+ */
+#define HBM_CFG_TTL_NS		(1000 * 1000ULL)
+
+/* The device's configuration for a packet of @inst at @now. */
+static __always_inline const struct hbm_config *
+hbm_inst_config(struct hbm_inst *inst, struct hbm_dev_rate *dr,
+		struct hbm_dev_key *dev, __u64 now)
+{
+	if (!inst->cfg_at || now - inst->cfg_at >= HBM_CFG_TTL_NS) {
+		hbm_config_of(dev, &inst->cfg);
+		hbm_config_mirror(dr, &inst->cfg);
+		inst->cfg_at = now;
+	}
+	return &inst->cfg;
 }
 
 /*

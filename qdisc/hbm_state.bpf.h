@@ -140,6 +140,12 @@ struct hbm_inst {
 	__u64 fast_departure;
 	__u64 fast_charge;		/* what it cost the virtual clock */
 	__u32 fast_qlen;		/* 0 or 1 */
+	/*
+	 * The device's configuration as of cfg_at (hbm_inst_config): a copy,
+	 * so that a packet looks it up once a millisecond, not once each.
+	 */
+	__u64 cfg_at;
+	struct hbm_config cfg;
 };
 
 struct {

@@ -161,6 +161,26 @@ assert_gt "$cn" 0 "cubic without ECN: CN signals counted"
 assert_lt "$dpct" "$CUBIC_DROPS" "cubic without ECN: drops under $CUBIC_DROPS% of packets"
 assert_ge "$pct" "$FLOOR" "cubic without ECN: goodput >= $FLOOR% of the ceiling"
 
+# IPv6: the marker finds the ECN bits in the traffic class, not in a TOS
+# byte. DCTCP over IPv6, 3 s: CE set by the marker and seen by B.
+ce6_rx() { inB nstat -saz Ip6InCEPkts | awk '$1 == "Ip6InCEPkts" { print $2 }'; }
+inA ip -6 addr add fd00:db8::1/64 dev "$DEV_A" nodad &&
+	inB ip -6 addr add fd00:db8::2/64 dev "$DEV_B" nodad ||
+	hbm_fatal "IPv6 addresses"
+ecn_sysctls dctcp 1 1
+ce0=$(hbm_stat stats.ce) rx0=$(ce6_rx)
+inB iperf3 -s -1 -D -p 5202 >/dev/null 2>&1
+sleep 0.3
+g6=$(inA iperf3 -6 -c fd00:db8::2 -p 5202 -t 3 -P 2 -J |
+	jq -r '.end.sum_received.bits_per_second / 1e6')
+ce1=$(hbm_stat stats.ce) rx1=$(ce6_rx)
+for v in "$ce0" "$rx0" "$g6" "$ce1" "$rx1"; do
+	hbm_figure "IPv6 dctcp: counters and goodput" "$v"
+done
+hbm_report "IPv6 dctcp: $g6 Mbit/s, ce +$((ce1 - ce0)), receiver CE +$((rx1 - rx0))"
+assert_gt "$((ce1 - ce0))" 0 "IPv6 dctcp: CE marks set"
+assert_gt "$((rx1 - rx0))" 0 "IPv6 dctcp: CE marks seen by the receiver (Ip6InCEPkts)"
+
 # --ecn off: nothing sets CE; ECN senders get CN (or drops) instead.
 ecn_sysctls dctcp 1 1
 run dctcp off
