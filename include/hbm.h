@@ -188,13 +188,12 @@ struct hbm_dev_rate {
 	__u64 late_at;		/* when late_ns took its last sample */
 	__u64 cn_spared;	/* marks of thin flows, which get no CN */
 	/*
-	 * What the ECN marker needs of the device's configuration, as the
-	 * qdisc last read it (hbm_inst_config): the marker runs for every
-	 * packet and need not look the configuration up itself.
+	 * hbm_config.class_levels as the qdisc last read it (hbm_inst_config):
+	 * the ECN marker reads it here, to look the configuration up only
+	 * when it may be needed (a device with classes, or a queue over now).
 	 */
-	__u32 class_levels;	/* hbm_config.class_levels */
-	__u32 ecn;		/* hbm_config.flags & HBM_F_ECN */
-	__u64 mark_ns;		/* hbm_config.mark_ns */
+	__u32 class_levels;
+	__u32 __pad;
 };
 
 /* One qdisc instance: the root, or one mq child (map hbm_instances). */

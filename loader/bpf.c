@@ -191,7 +191,12 @@ int hbm_bpf_unload(void)
 
 static int hbm_load_error(int err, const char *what)
 {
-	if (err == -EPERM || err == -EACCES)
+	/*
+	 * EPERM is a missing capability. EACCES, with the capabilities
+	 * checked already, is the verifier refusing a program: its log is
+	 * what helps, not the capability hint.
+	 */
+	if (err == -EPERM)
 		return hbm_set_reason(err, "%s%s", strerror(-err), hbm_perm_hint(err));
 	return hbm_set_reason(err, "%s: %s (run with -v for libbpf's log)", what,
 			      strerror(-err));

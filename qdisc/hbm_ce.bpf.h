@@ -55,9 +55,9 @@ int hbm_ce(struct __sk_buff *ctx)
 	struct sk_buff *skb = bpf_cast_to_kern_ctx(ctx);
 	struct hbm_cls cls = {};
 	struct hbm_dev_key dev;
+	struct hbm_config cfg;
 	struct hbm_dev_rate *dr;
 	__s64 delta, cdelta;
-	__u32 levels;
 	bool ce = false;
 	__u64 now;
 
@@ -70,24 +70,25 @@ int hbm_ce(struct __sk_buff *ctx)
 		return TCX_NEXT;
 	/*
 	 * A clock not ahead of now is no queue, below any mark threshold:
-	 * on a device without classes nothing more is needed (the common
-	 * case below the rate). The configuration is the qdisc's copy, in
-	 * the rate state (hbm_config_mirror).
+	 * on a device without classes the configuration need not be looked
+	 * up (the common case below the rate).
 	 */
 	now = bpf_ktime_get_ns();
 	delta = (__s64)(READ_ONCE(dr->vq_time) - now);
-	levels = READ_ONCE(dr->class_levels);
-	if ((delta <= 0 && !levels) || !READ_ONCE(dr->ecn))
+	if (delta <= 0 && !READ_ONCE(dr->class_levels))
+		return TCX_NEXT;
+	hbm_config_of(&dev, &cfg);
+	if (!(cfg.flags & HBM_F_ECN))
 		return TCX_NEXT;
 	/* A class's delay, and the device's beyond it, as the qdisc's. */
-	if (levels)
-		hbm_class_find(skb, &dev, levels, &cls);
+	if (cfg.class_levels)
+		hbm_class_find(skb, &dev, cfg.class_levels, &cls);
 	if (cls.cr) {
 		cdelta = (__s64)(READ_ONCE(cls.cr->vq_time) - now);
 		ce = cdelta > (__s64)cls.cc->mark_ns;
 		delta -= hbm_class_held(cdelta);
 	}
-	ce = ce || delta > (__s64)READ_ONCE(dr->mark_ns);
+	ce = ce || delta > (__s64)cfg.mark_ns;
 	if (ce && bpf_skb_ecn_set_ce(ctx)) {
 		__sync_fetch_and_add(&dr->ce, 1);
 		if (cls.cr)

@@ -45,18 +45,17 @@ static __always_inline void hbm_config_of(struct hbm_dev_key *dev,
 		cfg->limit = HBM_MAX_LIMIT;
 }
 
-/* What the ECN marker reads of @cfg, kept in the device's rate state. */
+/*
+ * What the ECN marker reads of @cfg without a lookup, kept in the device's
+ * rate state. (The marker still looks the configuration up where it may
+ * mark: the loader finds hbm_config through the marker program when the
+ * map's pin is gone, to take the ECN flag off as the marker goes.)
+ */
 static __always_inline void hbm_config_mirror(struct hbm_dev_rate *dr,
 					      const struct hbm_config *cfg)
 {
-	__u32 ecn = cfg->flags & HBM_F_ECN;
-
 	if (dr->class_levels != cfg->class_levels)
 		WRITE_ONCE(dr->class_levels, cfg->class_levels);
-	if (dr->ecn != ecn)
-		WRITE_ONCE(dr->ecn, ecn);
-	if (dr->mark_ns != cfg->mark_ns)
-		WRITE_ONCE(dr->mark_ns, cfg->mark_ns);
 }
 
 /*
