@@ -15,7 +15,7 @@
 #include <linux/bpf.h>		/* struct bpf_spin_lock */
 #endif
 
-#define HBM_ABI_VERSION		9
+#define HBM_ABI_VERSION		10
 
 #define HBM_NSEC_PER_USEC	1000ULL
 #define HBM_NSEC_PER_SEC	1000000000ULL
@@ -205,15 +205,19 @@ struct hbm_inst_key {
 };
 
 /*
- * The head of an instance's map value (map hbm_instances); the BPF side
- * follows it with the instance's lock and tree of flows.
+ * The head of an instance's map value (map hbm_instances, an array: the
+ * qdisc keeps its slot's index in its Qdisc, so a packet finds its
+ * instance without a hash lookup); the BPF side follows it with the
+ * instance's lock and tree of flows. A slot is in use while in_use is 1,
+ * and then key says whose it is.
  */
 struct hbm_inst_info {
+	struct hbm_inst_key key;
+	__u32 in_use;
 	__u32 qlen;		/* packets queued */
-	__u32 flows;		/* backlogged flows */
 	__u64 backlog;		/* bytes queued */
+	__u32 flows;		/* backlogged flows */
 	__u32 idle_flows;	/* emptied flows still in the flow table */
-	__u32 __pad;
 	/*
 	 * The per-packet counters of the device (hbm_dev_rate's of the same
 	 * names) counted here while the instance lives, under its qdisc's

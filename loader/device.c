@@ -166,9 +166,9 @@ static void hbm_attach_undo(struct hbm_nl *nl, int ifindex,
 }
 
 /* How many instances bpf_hbm runs (its init fails when all are in use). */
-static int hbm_count_key(const void *key, void *ctx)
+static int hbm_count_inst(const struct hbm_inst_info *info, void *ctx)
 {
-	(void)key;
+	(void)info;
 	(*(int *)ctx)++;
 	return 0;
 }
@@ -178,8 +178,7 @@ static int hbm_instances_in_use(int fd)
 	int n = 0;
 
 	if (fd >= 0)
-		hbm_map_each_key(fd, sizeof(struct hbm_inst_key),
-				 "hbm_instances", hbm_count_key, &n);
+		hbm_inst_each(fd, hbm_count_inst, &n);
 	return n;
 }
 

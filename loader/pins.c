@@ -224,10 +224,11 @@ int hbm_bpf_state(enum hbm_state *state)
 
 /*
  * Open a pinned map, checking that its layout is the one this loader was
- * built for (HBM_ABI_VERSION): @value_size exactly, or at least @min_value.
+ * built for (HBM_ABI_VERSION): of @type, with @value_size exactly, or at
+ * least @min_value.
  */
-static int hbm_map_open(const char *name, __u32 key_size, __u32 value_size,
-			__u32 min_value, __u32 *actual_value)
+static int hbm_map_open(const char *name, __u32 type, __u32 key_size,
+			__u32 value_size, __u32 min_value, __u32 *actual_value)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -240,7 +241,7 @@ static int hbm_map_open(const char *name, __u32 key_size, __u32 value_size,
 		return hbm_set_reason(fd, "couldn't open %s: %s%s", path,
 				      strerror(-fd), hbm_perm_hint(fd));
 	if (bpf_map_get_info_by_fd(fd, &info, &len) ||
-	    info.type != BPF_MAP_TYPE_HASH || info.key_size != key_size ||
+	    info.type != type || info.key_size != key_size ||
 	    (value_size && info.value_size != value_size) ||
 	    info.value_size < min_value) {
 		close(fd);
@@ -266,29 +267,28 @@ int hbm_maps_open(struct hbm_maps *maps)
 				      hbm_pin_dir());
 	if (state != HBM_LOADED)
 		return hbm_set_reason(-ENOENT, "not loaded (run bpf-hbm load)");
-	err = hbm_map_open("hbm_config", sizeof(struct hbm_dev_key),
-			   sizeof(struct hbm_config), 0, NULL);
+	err = hbm_map_open("hbm_config", BPF_MAP_TYPE_HASH,
+			   sizeof(struct hbm_dev_key), sizeof(struct hbm_config), 0, NULL);
 	if (err < 0)
 		goto err;
 	maps->config = err;
-	err = hbm_map_open("hbm_dev_rates", sizeof(struct hbm_dev_key),
-			   sizeof(struct hbm_dev_rate), 0, NULL);
+	err = hbm_map_open("hbm_dev_rates", BPF_MAP_TYPE_HASH,
+			   sizeof(struct hbm_dev_key), sizeof(struct hbm_dev_rate), 0, NULL);
 	if (err < 0)
 		goto err;
 	maps->rates = err;
-	err = hbm_map_open("hbm_instances", sizeof(struct hbm_inst_key), 0,
-			   sizeof(struct hbm_inst_info),
-			   &maps->inst_value_size);
+	err = hbm_map_open("hbm_instances", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+			   0, sizeof(struct hbm_inst_info), NULL);
 	if (err < 0)
 		goto err;
 	maps->instances = err;
-	err = hbm_map_open("hbm_class_configs", sizeof(struct hbm_class_key),
-			   sizeof(struct hbm_class_config), 0, NULL);
+	err = hbm_map_open("hbm_class_configs", BPF_MAP_TYPE_HASH,
+			   sizeof(struct hbm_class_key), sizeof(struct hbm_class_config), 0, NULL);
 	if (err < 0)
 		goto err;
 	maps->class_configs = err;
-	err = hbm_map_open("hbm_class_rates", sizeof(struct hbm_class_key),
-			   sizeof(struct hbm_class_rate), 0, NULL);
+	err = hbm_map_open("hbm_class_rates", BPF_MAP_TYPE_HASH,
+			   sizeof(struct hbm_class_key), sizeof(struct hbm_class_rate), 0, NULL);
 	if (err < 0)
 		goto err;
 	maps->class_rates = err;
@@ -347,6 +347,37 @@ int hbm_map_each_key(int fd, size_t key_size, const char *name,
 		if (err)
 			return err;
 	}
+}
+
+int hbm_inst_each(int fd, int (*fn)(const struct hbm_inst_info *info,
+				    void *ctx), void *ctx)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), slot;
+	void *val;
+	int err = 0;
+
+	if (bpf_map_get_info_by_fd(fd, &info, &len))
+		return hbm_set_reason(-errno, "couldn't read hbm_instances: %s",
+				      strerror(errno));
+	if (info.value_size < sizeof(struct hbm_inst_info))
+		return hbm_set_reason(-EPROTO, "hbm_instances' values are %u bytes",
+				      info.value_size);
+	val = calloc(1, info.value_size);
+	if (!val)
+		return hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
+	for (slot = 0; slot < info.max_entries && !err; slot++) {
+		err = bpf_map_lookup_elem(fd, &slot, val);
+		if (err) {
+			err = hbm_set_reason(-errno, "couldn't read hbm_instances: %s",
+					     strerror(errno));
+			break;
+		}
+		if (((struct hbm_inst_info *)val)->in_use)
+			err = fn(val, ctx);
+	}
+	free(val);
+	return err;
 }
 
 /* What hbm_map_keys collects: keys of key_size bytes each. */

@@ -16,7 +16,6 @@ struct hbm_maps {
 	int config;
 	int rates;
 	int instances;
-	__u32 inst_value_size;	/* struct hbm_inst_info and the BPF side's */
 	int class_configs;	/* hbm_class_configs */
 	int class_rates;	/* hbm_class_rates */
 };
@@ -48,6 +47,13 @@ int hbm_dev_keys(int rates_fd, struct hbm_dev_key **keys, int *n);
  * be read. A key deleted meanwhile may be missed, as with any walk.
  */
 #define HBM_MAX_KEY		64
+/*
+ * Call @fn for each instance in use in hbm_instances (@fd, an array of
+ * slots), until it returns non-zero, which is returned.
+ */
+int hbm_inst_each(int fd, int (*fn)(const struct hbm_inst_info *info,
+				    void *ctx), void *ctx);
+
 int hbm_map_each_key(int fd, size_t key_size, const char *name,
 		     int (*fn)(const void *key, void *ctx), void *ctx);
 

@@ -116,24 +116,18 @@ static int hbm_stats_cmp(const void *a, const void *b)
 }
 
 struct hbm_sum_ctx {
-	const struct hbm_maps *maps;
 	struct hbm_dev_stats *st;
 	int n;
-	void *val;		/* one hbm_instances value */
 };
 
-static int hbm_sum_one(const void *k, void *ctx)
+static int hbm_sum_one(const struct hbm_inst_info *info, void *ctx)
 {
-	const struct hbm_inst_key *key = k;
 	struct hbm_sum_ctx *c = ctx;
-	const struct hbm_inst_info *info = c->val;
 	int i;
 
-	if (bpf_map_lookup_elem(c->maps->instances, key, c->val))
-		return 0;	/* deleted meanwhile */
 	for (i = 0; i < c->n; i++) {
-		if (c->st[i].key.ifindex != key->ifindex ||
-		    c->st[i].key.netns != key->netns)
+		if (c->st[i].key.ifindex != info->key.ifindex ||
+		    c->st[i].key.netns != info->key.netns)
 			continue;
 		c->st[i].qlen += info->qlen;
 		c->st[i].flows += info->flows;
@@ -153,16 +147,9 @@ static int hbm_sum_one(const void *k, void *ctx)
 static int hbm_sum_instances(const struct hbm_maps *maps,
 			     struct hbm_dev_stats *st, int n)
 {
-	struct hbm_sum_ctx c = { maps, st, n, NULL };
-	int err;
+	struct hbm_sum_ctx c = { st, n };
 
-	c.val = calloc(1, maps->inst_value_size);
-	if (!c.val)
-		return hbm_set_reason(-ENOMEM, "%s", strerror(ENOMEM));
-	err = hbm_map_each_key(maps->instances, sizeof(struct hbm_inst_key),
-			       "hbm_instances", hbm_sum_one, &c);
-	free(c.val);
-	return err;
+	return hbm_inst_each(maps->instances, hbm_sum_one, &c);
 }
 
 static int hbm_lookup_dev_rate(int fd, const struct hbm_dev_key *key,

@@ -53,11 +53,14 @@
  *    full anyway, a packet joins the instance's overflow flow instead of
  *    being dropped.
  *
- * BPF qdiscs have no private data: each instance's state is keyed by
- * (ifindex, netns, parent, handle), so mq children keep their own queues,
- * while the device's rate state (struct hbm_dev_rate: virtual queue,
- * counters) and its configuration are keyed by (ifindex, netns) and shared
- * by all children of a device.
+ * BPF qdiscs have no private data: each instance claims a slot of the
+ * array hbm_instances at init and keeps the slot's index in sch->limit
+ * (a field no BPF qdisc otherwise needs), so the packet path finds its
+ * state by index, not by a hash lookup; the slot records the instance's
+ * (ifindex, netns, parent, handle) for show. mq children keep their own
+ * queues, while the device's rate state (struct hbm_dev_rate: virtual
+ * queue, counters) and its configuration are keyed by (ifindex, netns)
+ * and shared by all children of a device.
  *
  * The packet path, and where each step lives:
  *  hbm_enqueue (here): the instance, rate state and configuration; the
@@ -222,10 +225,12 @@ int BPF_PROG(hbm_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	struct hbm_inst *inst;
 	__u64 now, tstamp;
 
-	hbm_inst_key_of(sch, &fk.inst);
-	inst = bpf_map_lookup_elem(&hbm_instances, &fk.inst);
+	inst = hbm_inst_of(sch);
+	if (!inst)
+		return hbm_drop(sch, NULL, NULL, skb, to_free, HBM_DROP_NOMEM);
+	fk.inst = inst->info.key;
 	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
-	if (!inst || !dr)
+	if (!dr)
 		return hbm_drop(sch, dr, NULL, skb, to_free, HBM_DROP_NOMEM);
 	now = bpf_ktime_get_ns();
 	cfg = hbm_inst_config(inst, dr, (struct hbm_dev_key *)&fk.inst, now);
@@ -260,8 +265,7 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	__u64 now, at;
 	bool more;
 
-	hbm_inst_key_of(sch, &ik);
-	inst = bpf_map_lookup_elem(&hbm_instances, &ik);
+	inst = hbm_inst_of(sch);
 	if (!inst)
 		return NULL;
 	/*
@@ -272,6 +276,7 @@ struct sk_buff *BPF_PROG(hbm_dequeue, struct Qdisc *sch)
 	if (!inst->fast_qlen && !inst->info.flows && !inst->info.idle_flows)
 		return NULL;
 
+	ik = inst->info.key;
 	now = bpf_ktime_get_ns();
 	if (inst->fast_qlen) {
 		/* Nothing queued before it: the earliest packet there is. */
@@ -317,24 +322,58 @@ void BPF_PROG(hbm_reset, struct Qdisc *sch)
 	struct hbm_inst_key ik;
 	struct hbm_inst *inst;
 
-	hbm_inst_key_of(sch, &ik);
-	inst = bpf_map_lookup_elem(&hbm_instances, &ik);
-	if (inst)
+	inst = hbm_inst_of(sch);
+	if (inst) {
+		ik = inst->info.key;
 		hbm_purge(inst, &ik);
+	}
 	sch->q.qlen = 0;
 	sch->qstats.backlog = 0;
 }
 
 /*
- * Insert a zeroed instance, and a zeroed rate state unless the device has
- * one, from the stacks of two functions of their own: both values at once
- * would not fit in hbm_init's 512 bytes.
+ * Claim a free slot of hbm_instances for the instance @ik and zero it
+ * (which frees whatever an earlier user left in it), from a stack of its
+ * own, as the rate state below: both values at once would not fit in
+ * hbm_init's 512 bytes. Returns the slot, or HBM_NO_SLOT when all are in
+ * use. Qdiscs are created under the RTNL; the compare-and-swap keeps a
+ * slot one instance's whatever calls init.
  */
-static __noinline int hbm_inst_create(struct hbm_inst_key *ik)
+static __noinline __u32 hbm_inst_create(struct hbm_inst_key *ik)
+{
+	struct hbm_inst inst0 = {};
+	struct hbm_inst *inst;
+	__u32 i, slot;
+
+	bpf_for(i, 0, HBM_MAX_INSTANCES) {
+		slot = i;
+		inst = bpf_map_lookup_elem(&hbm_instances, &slot);
+		if (!inst)
+			break;
+		if (inst->info.in_use ||
+		    __sync_val_compare_and_swap(&inst->info.in_use, 0, 1))
+			continue;
+		inst0.info.key = *ik;
+		inst0.info.in_use = 1;
+		if (bpf_map_update_elem(&hbm_instances, &slot, &inst0, BPF_ANY)) {
+			inst->info.in_use = 0;
+			break;
+		}
+		return slot;
+	}
+	return HBM_NO_SLOT;
+}
+
+/*
+ * Give @slot back, zeroed: the counters folded into the rate state
+ * already, and the trees and lists emptied by the purge (anything left in
+ * them is freed by the update).
+ */
+static __noinline void hbm_inst_release(__u32 slot)
 {
 	struct hbm_inst inst0 = {};
 
-	return bpf_map_update_elem(&hbm_instances, ik, &inst0, BPF_NOEXIST);
+	bpf_map_update_elem(&hbm_instances, &slot, &inst0, BPF_ANY);
 }
 
 static __noinline int hbm_dev_rate_create(struct hbm_inst_key *ik)
@@ -352,16 +391,17 @@ int BPF_PROG(hbm_init, struct Qdisc *sch, struct nlattr *opt,
 	struct hbm_flow_key fk;
 	struct hbm_dev_rate *dr;
 	struct hbm_config cfg;
-
-	hbm_inst_key_of(sch, &fk.inst);
-	hbm_config_of((struct hbm_dev_key *)&fk.inst, &cfg);
-	sch->limit = cfg.limit;
+	__u32 slot;
 
 	/*
 	 * The kernel calls destroy after a failed init: undo what was done
-	 * here so destroy, finding no instance, does nothing.
+	 * here so destroy, finding no slot, does nothing.
 	 */
-	if (hbm_inst_create(&fk.inst))
+	sch->limit = HBM_NO_SLOT;
+	hbm_inst_key_of(sch, &fk.inst);
+	hbm_config_of((struct hbm_dev_key *)&fk.inst, &cfg);
+	slot = hbm_inst_create(&fk.inst);
+	if (slot == HBM_NO_SLOT)
 		return -ENOMEM;
 	fk.hash = HBM_OVERFLOW_HASH;
 	if (bpf_map_update_elem(&hbm_flows, &fk, &empty, BPF_NOEXIST))
@@ -374,12 +414,13 @@ int BPF_PROG(hbm_init, struct Qdisc *sch, struct nlattr *opt,
 		goto undo_flow;
 	__sync_fetch_and_add(&dr->instances, 1);
 	hbm_config_mirror(dr, &cfg);	/* the marker's, before a packet */
+	sch->limit = slot;
 	return 0;
 
 undo_flow:
 	bpf_map_delete_elem(&hbm_flows, &fk);
 undo_inst:
-	bpf_map_delete_elem(&hbm_instances, &fk.inst);
+	hbm_inst_release(slot);
 	return -ENOMEM;
 }
 
@@ -425,11 +466,13 @@ void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 	struct hbm_flow_key fk;
 	struct hbm_dev_rate *dr;
 	struct hbm_inst *inst;
+	__u32 slot;
 
-	hbm_inst_key_of(sch, &fk.inst);
-	inst = bpf_map_lookup_elem(&hbm_instances, &fk.inst);
+	slot = sch->limit;
+	inst = bpf_map_lookup_elem(&hbm_instances, &slot);
 	if (!inst)
-		return;		/* init failed before creating it */
+		return;		/* init failed before claiming a slot */
+	fk.inst = inst->info.key;
 	hbm_purge(inst, &fk.inst);
 	fk.hash = HBM_OVERFLOW_HASH;
 	hbm_slot_free(&fk);
@@ -437,7 +480,7 @@ void BPF_PROG(hbm_destroy, struct Qdisc *sch)
 	dr = bpf_map_lookup_elem(&hbm_dev_rates, &fk.inst);
 	if (dr)		/* the instance's counts outlive it */
 		hbm_fold_counts(dr, &inst->info);
-	bpf_map_delete_elem(&hbm_instances, &fk.inst);
+	hbm_inst_release(slot);
 
 	/*
 	 * The last instance on a device takes the rate state with it. The

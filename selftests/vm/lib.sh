@@ -237,12 +237,35 @@ hbm_skb_objs() {
 # Entries of one of bpf_hbm's maps, by its pin under /sys/fs/bpf/bpf_hbm
 # if pinned, else by the kernel's name (15 characters at most). Prints
 # nothing and fails when bpftool can't dump it.
-hbm_map_entries() { # NAME
-	local m=(name "$1")
+# hbm_map_entries NAME: its entries; for hbm_instances (an array of
+# slots), the slots in use.
+hbm_map_entries() {
+	local m=(name "$1") f=length
 
 	[ -e "/sys/fs/bpf/bpf_hbm/$1" ] && m=(pinned "/sys/fs/bpf/bpf_hbm/$1")
+	[ "$1" = hbm_instances ] && f="$HBM_INST_USED | length"
 	bpftool -j map dump "${m[@]}" 2>/dev/null |
-		jq -e 'if type == "array" then length else error end'
+		jq -e "if type == \"array\" then $f else error end"
+}
+# jq: hbm_instances' slots in use, each its info (key, counters); an error
+# where bpftool printed no BTF-formatted value.
+HBM_INST_USED='[.[] | (.formatted.value // error("no formatted value")).info |
+	select(.in_use != 0)]'
+
+# hbm_inst_count IFINDEX NETNS: hbm_instances' slots in use by the device.
+hbm_inst_count() {
+	local n
+
+	n=$(bpftool -j map dump pinned /sys/fs/bpf/bpf_hbm/hbm_instances |
+		jq --argjson ifx "$1" --argjson ns "$2" \
+			"$HBM_INST_USED"' | map(select(.key.ifindex == $ifx and
+			  .key.netns == $ns)) | length') &&
+		hbm_is_num "$n" || {
+		echo "hbm_inst_count: couldn't count the instances of ifindex '$1' netns '$2'" >&2
+		echo unreadable
+		return 1
+	}
+	echo "$n"
 }
 
 # A's device passes traffic within 1 s: a TCP connection to B's iperf3

@@ -539,7 +539,7 @@ expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1024 of 1030: Cannot allocate
 no_pins "attach 1030 queues, loaded" "$DEVQ"
 no_trace "attach 1030 queues, loaded" "$DEVQ" "$QDQ"
 pins_loaded "attach 1030 queues, $DEV_A attached: stays loaded"
-n=$(bpftool -j map dump pinned "$PIN/hbm_instances" | jq length)
+n=$(hbm_map_entries hbm_instances)
 assert_eq "$n" 1 "only $DEV_A's instance left in hbm_instances"
 assert_str "$(inA tc qdisc show dev "$DEV_A")" "$QD_A" "$DEV_A's qdisc untouched"
 c=$(inA "$HBM" show --json)
@@ -569,7 +569,7 @@ QD=$(tc qdisc show dev "$DEVQ" | sort)
 hbm_run "$HBM" attach "$DEVQ" --replace --rate 1gbit
 expect 1 "bpf-hbm: couldn't attach $DEVQ: tx queue 1024 of 1030: Cannot allocate memory (all 1024 bpf_hbm instances in use)" "attach --replace over mq 7: with fq 72:, 1030 queues"
 assert_str "$(tc qdisc show dev "$DEVQ" | sort)" "$QD" "... and $DEVQ has mq 7: and fq 72: back"
-n=$(bpftool -j map dump pinned "$PIN/hbm_instances" | jq length)
+n=$(hbm_map_entries hbm_instances)
 assert_eq "$n" 1 "... only $DEV_A's instance left in hbm_instances"
 tc qdisc del dev "$DEVQ" root
 
