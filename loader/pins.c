@@ -228,7 +228,7 @@ int hbm_bpf_state(enum hbm_state *state)
  * least @min_value.
  */
 static int hbm_map_open(const char *name, __u32 type, __u32 key_size,
-			__u32 value_size, __u32 min_value, __u32 *actual_value)
+			__u32 value_size, __u32 min_value)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -248,8 +248,6 @@ static int hbm_map_open(const char *name, __u32 type, __u32 key_size,
 		return hbm_set_reason(-EPROTO, "%s does not have the layout this bpf-hbm expects (ABI %d); run bpf-hbm unload --force, then bpf-hbm load",
 				      path, HBM_ABI_VERSION);
 	}
-	if (actual_value)
-		*actual_value = info.value_size;
 	return fd;
 }
 
@@ -268,27 +266,27 @@ int hbm_maps_open(struct hbm_maps *maps)
 	if (state != HBM_LOADED)
 		return hbm_set_reason(-ENOENT, "not loaded (run bpf-hbm load)");
 	err = hbm_map_open("hbm_config", BPF_MAP_TYPE_HASH,
-			   sizeof(struct hbm_dev_key), sizeof(struct hbm_config), 0, NULL);
+			   sizeof(struct hbm_dev_key), sizeof(struct hbm_config), 0);
 	if (err < 0)
 		goto err;
 	maps->config = err;
 	err = hbm_map_open("hbm_dev_rates", BPF_MAP_TYPE_HASH,
-			   sizeof(struct hbm_dev_key), sizeof(struct hbm_dev_rate), 0, NULL);
+			   sizeof(struct hbm_dev_key), sizeof(struct hbm_dev_rate), 0);
 	if (err < 0)
 		goto err;
 	maps->rates = err;
 	err = hbm_map_open("hbm_instances", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-			   0, sizeof(struct hbm_inst_info), NULL);
+			   0, sizeof(struct hbm_inst_info));
 	if (err < 0)
 		goto err;
 	maps->instances = err;
 	err = hbm_map_open("hbm_class_configs", BPF_MAP_TYPE_HASH,
-			   sizeof(struct hbm_class_key), sizeof(struct hbm_class_config), 0, NULL);
+			   sizeof(struct hbm_class_key), sizeof(struct hbm_class_config), 0);
 	if (err < 0)
 		goto err;
 	maps->class_configs = err;
 	err = hbm_map_open("hbm_class_rates", BPF_MAP_TYPE_HASH,
-			   sizeof(struct hbm_class_key), sizeof(struct hbm_class_rate), 0, NULL);
+			   sizeof(struct hbm_class_key), sizeof(struct hbm_class_rate), 0);
 	if (err < 0)
 		goto err;
 	maps->class_rates = err;

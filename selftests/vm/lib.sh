@@ -252,22 +252,6 @@ hbm_map_entries() {
 HBM_INST_USED='[.[] | (.formatted.value // error("no formatted value")).info |
 	select(.in_use != 0)]'
 
-# hbm_inst_count IFINDEX NETNS: hbm_instances' slots in use by the device.
-hbm_inst_count() {
-	local n
-
-	n=$(bpftool -j map dump pinned /sys/fs/bpf/bpf_hbm/hbm_instances |
-		jq --argjson ifx "$1" --argjson ns "$2" \
-			"$HBM_INST_USED"' | map(select(.key.ifindex == $ifx and
-			  .key.netns == $ns)) | length') &&
-		hbm_is_num "$n" || {
-		echo "hbm_inst_count: couldn't count the instances of ifindex '$1' netns '$2'" >&2
-		echo unreadable
-		return 1
-	}
-	echo "$n"
-}
-
 # A's device passes traffic within 1 s: a TCP connection to B's iperf3
 # server (port 5201) opens. Not an ICMP ping: HBM drops non-TCP packets
 # over the mark threshold, which bulk flows keep the queue near, so a lost
@@ -295,15 +279,17 @@ hbm_tcp_alive() {
 # Entries of the pinned map PIN whose key is device IFINDEX of the network
 # namespace NETNS (its inode number), as bpftool dumps them: the kernel's
 # view, not bpf-hbm's. When bpftool fails or its output is not a map dump,
-# prints "unreadable" (which fails any assertion on it) and fails:
-# hbm_map_count PIN IFINDEX NETNS
+# prints "unreadable" (which fails any assertion on it) and fails. For
+# hbm_instances (an array of slots), the slots in use whose key is the
+# device's: hbm_map_count PIN IFINDEX NETNS
 hbm_map_count() {
-	local n
+	local n keys='[.[] | (.formatted.key // .key) | objects]'
 
+	[ "${1##*/}" = hbm_instances ] && keys="$HBM_INST_USED | map(.key)"
 	n=$(bpftool -j map dump pinned "$1" |
 		jq --argjson ifx "$2" --argjson ns "$3" \
-			'[.[] | (.formatted.key // .key) | objects |
-			  select(.ifindex == $ifx and .netns == $ns)] | length') &&
+			"$keys"' | map(select(.ifindex == $ifx and
+			  .netns == $ns)) | length') &&
 		hbm_is_num "$n" || {
 		echo "hbm_map_count: couldn't count $1's entries for ifindex '$2' netns '$3'" >&2
 		echo unreadable

@@ -208,7 +208,7 @@ IFX_A=$(inA cat "/sys/class/net/$DEV_A/ifindex")
 NETNS_A=$(inA stat -L -c %i /proc/self/ns/net)
 # The count below must see the instance attach made, or its 0 after the
 # detach proves nothing.
-n=$(hbm_inst_count "$IFX_A" "$NETNS_A")
+n=$(hbm_map_count "$PIN/hbm_instances" "$IFX_A" "$NETNS_A")
 assert_eq "$n" 1 "hbm_instances holds $DEV_A's instance while attached (bpftool)"
 sleep 0.5
 base=$(hbm_skb_objs head)
@@ -252,7 +252,7 @@ assert_le "$after" "$((base + 100))" "skbuff slab back to baseline ($base -> $fu
 r=$(inA "$HBM" show "$DEV_A" 2>&1)
 assert_ok "show: no longer attached ($r)" test \
 	"$r" = "bpf-hbm: couldn't show $DEV_A: bpf_hbm not attached to $DEV_A"
-n=$(hbm_inst_count "$IFX_A" "$NETNS_A")
+n=$(hbm_map_count "$PIN/hbm_instances" "$IFX_A" "$NETNS_A")
 assert_eq "$n" 0 "no instance of $DEV_A left in hbm_instances (bpftool)"
 hbm_report "(c) ${RATE} Mbit/s, 4 x 50 Mbit/s offered: $shaped Mbit/s shaped, qlen $q before detach, then $unshaped Mbit/s; slab $base -> $full -> $after"
 
