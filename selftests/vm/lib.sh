@@ -234,6 +234,17 @@ hbm_skb_objs() {
 		END { if (n) print s; else print "unreadable" }' /proc/slabinfo
 }
 
+# How far above its baseline skbuff_head_cache may read once everything
+# was freed: slabinfo's active counts include the slab's per-cpu caches
+# and the network stack's per-cpu cache of skb heads (up to 64 a CPU,
+# NAPI_SKB_CACHE_SIZE), which a freed skb may refill (7.2, 2026-12-04:
+# base 257, 369 after a del that freed all). A leak check on the slab
+# catches a leak larger than that; an exact check needs another figure
+# (a socket's write memory, a qdisc's qlen).
+hbm_skb_slack() {
+	echo $((64 * $(nproc) + 64))
+}
+
 # Entries of one of bpf_hbm's maps, by its pin under /sys/fs/bpf/bpf_hbm
 # if pinned, else by the kernel's name (15 characters at most). Prints
 # nothing and fails when bpftool can't dump it.

@@ -91,7 +91,12 @@ hbm_report "ECN flows in A (100M) under 400M: $g Mbit/s, class CE $cce, device m
 assert_gt "$cce" 0 "the marker set CE from the class's queue"
 assert_between "$(hbm_pct_of_ceiling "$g" 100)" 90 101 "ECN flows keep the class's rate"
 
-# A descendant is covered by its nearest ancestor's class.
+# A descendant is covered by its nearest ancestor's class. These checks
+# say which class applies (the child's 50, its parent's 100, or the
+# device's 400 Mbit/s), not how closely: class_rate holds the 101%
+# bar. Short runs at 50 Mbit/s read up to 100.2% (7.2, 2026-12-05), the
+# burst and lateness credit (up to 4 ms of the rate) being a few tenths
+# of a 4 s transfer.
 inA sysctl -qw net.ipv4.tcp_ecn=0
 inB sysctl -qw net.ipv4.tcp_ecn=0
 CG_C=$CG_A/child
@@ -102,7 +107,7 @@ wait
 g=$(hbm_iperf_result "/tmp/$HBM_TEST.c") || hbm_fatal "iperf3 in the child failed"
 pc=$(hbm_pct_of_ceiling "$g" 100)
 hbm_report "A/child, A's class at 100M: $g Mbit/s = $pc%"
-assert_between "$pc" 90 101 "a child cgroup gets its parent's class (100 Mbit/s)"
+assert_between "$pc" 90 105 "a child cgroup gets its parent's class (100 Mbit/s)"
 assert_ok "class add A/child 50mbit" inA "$HBM" class add "$DEV_A" \
 	--cgroup "$CG_C" --rate 50mbit
 hbm_cg_iperf_start "$CG_C" 5204 "/tmp/$HBM_TEST.c" 4 -P 2
@@ -110,7 +115,7 @@ wait
 g=$(hbm_iperf_result "/tmp/$HBM_TEST.c") || hbm_fatal "iperf3 in the child failed"
 pc=$(hbm_pct_of_ceiling "$g" 50)
 hbm_report "A/child with its own class at 50M: $g Mbit/s = $pc% of 50M"
-assert_between "$pc" 90 101 "the nearest class wins (the child's 50 Mbit/s)"
+assert_between "$pc" 90 105 "the nearest class wins (the child's 50 Mbit/s)"
 assert_ok "class del A/child" inA "$HBM" class del "$DEV_A" --cgroup "$CG_C"
 
 # A classified cgroup removed.
