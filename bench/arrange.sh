@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The arrangements the benchmarks compare, on A's egress (sourced by
-# bench/run.sh and bench/rate.sh after selftests/vm/lib.sh).
+# bench/run.sh, rate.sh, tenants.sh and conform.sh after
+# selftests/vm/lib.sh), and the helpers they share..
 #
 # An arrangement is a name, optionally followed by variants, each after a
 # colon. Every one runs at its defaults unless a variant says otherwise:
@@ -105,6 +106,14 @@ counters() {
 $(( $(echo "$j" | jq -r '.[0].formatted.value.drops') + $(inA tc -s -j qdisc show dev "$DEV_A" root | jq -r '.[0].drops // 0') )) \
 $(echo "$j" | jq -r '.[0].formatted.value.ce')" ;;
 	esac
+}
+
+# median: the median of the numbers on stdin, one a line (nothing if none)
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "" }'; }
+
+# cpu_ticks: "IDLE TOTAL" ticks of all the VM's CPUs, from /proc/stat
+cpu_ticks() { # idle includes iowait
+	awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
 }
 
 # unarrange: what arrange left outside the namespaces

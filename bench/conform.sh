@@ -40,8 +40,9 @@ done
 mkdir -p "$out"
 set --
 . "$repo/selftests/vm/lib.sh"
+. "$here/arrange.sh"
 
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+bench_begin || exit 1
 hbm_veth_setup || hbm_fatal "veth setup"
 inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
 CG_A=$(hbm_cg a)
@@ -52,9 +53,6 @@ inA "$HBM" class add "$DEV_A" --cgroup "$CG_A" --rate 100mbit &&
 	inA "$HBM" class add "$DEV_A" --cgroup "$CG_B" --rate 300mbit ||
 	hbm_fatal "class add"
 
-cpu_ticks() { # "IDLE TOTAL" ticks of all CPUs (idle includes iowait)
-	awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
-}
 # class_counts: "A_PACKETS A_BYTES B_PACKETS B_BYTES B_DROPS" from show
 class_counts() {
 	inA "$HBM" show "$DEV_A" --json | jq -er --arg a "$CG_A" --arg b "$CG_B" '
@@ -139,8 +137,12 @@ for ((rep = 1; rep <= R; rep++)); do
 	done
 done
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "-" }'; }
-col() { awk -F, -v v="$1" -v c="$2" 'NR > 1 && $1 == v { print $c }' "$csv" | median; }
+col() {
+	local m
+
+	m=$(awk -F, -v v="$1" -v c="$2" 'NR > 1 && $1 == v { print $c }' "$csv" | median)
+	echo "${m:--}"
+}
 range() { awk -F, -v v="$1" -v c="$2" 'NR > 1 && $1 == v { if (n++ == 0 || $c < lo) lo = $c; if ($c > hi) hi = $c } END { print lo "-" hi }' "$csv"; }
 {
 	echo "Medians of $R runs ($T s each; B's goodput: the runs' range too)."
@@ -152,3 +154,7 @@ range() { awk -F, -v v="$1" -v c="$2" 'NR > 1 && $1 == v { if (n++ == 0 || $c < 
 	done
 } >"$out/conform.md"
 cat "$out/conform.md"
+# The qdisc goes before the load, which unloads only what nothing uses.
+inA tc qdisc del dev "$DEV_A" root 2>/dev/null
+hbm_cleanup
+bench_end

@@ -45,8 +45,6 @@ NS_A=hbm-rate-a NS_B=hbm-rate-b
 
 bench_begin || exit 1
 
-# median of the numbers on stdin
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "" }'; }
 # ping_ms COUNT: median RTT of COUNT pings 0.2 s apart, in ms
 ping_ms() {
 	inA ping -n -i 0.2 -c "$1" "$ADDR_B" 2>/dev/null |

@@ -61,9 +61,6 @@ inB_netserver() { inB netserver -p 12865 >/dev/null 2>&1; }
 # cpu_idle SECONDS: the VM's idle CPU over SECONDS, in % of all its CPUs
 # (the load's cost: a shaper that keeps queues short makes TCP send
 # smaller skbs, more of them)
-cpu_ticks() { # "IDLE TOTAL" ticks of all CPUs (idle includes iowait)
-	awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
-}
 cpu_idle() {
 	local i0 t0 i1 t1
 
@@ -73,7 +70,6 @@ cpu_idle() {
 	echo $((100 * (i1 - i0) / (t1 - t0)))
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "" }'; }
 
 # le_hex VALUE BYTES: VALUE as little-endian hex bytes, as bpftool takes them
 le_hex() {
