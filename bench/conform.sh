@@ -18,17 +18,21 @@
 #             23 Mbit/s: A's goodput as in conform, its packets not held;
 #   a-deep    A's class with mark 2 ms and drop 5 ms: A held, but with a
 #             queue deep enough for a larger window (larger skbs);
+#   b-deep    B's class with mark 2 ms and drop 5 ms, A at its defaults:
+#             whether B's own drops are what it loses;
 #   nocredit  conform with `set --late-credit off`.
 # Each run reports B's goodput (% of its ceiling), A's, the VM's idle CPU
 # over the middle of the run, the skbs each class sent and their mean
-# size (bpf-hbm show), B's drops (% of its packets) and TCP
-# retransmissions. Writes DIR/conform.csv and DIR/conform.md (medians).
+# size (bpf-hbm show), the share of each class's packets that waited
+# for their departure time, the dequeue's runs per skb sent (a qdisc run
+# ends on a dequeue that finds nothing: the fewer, the larger the
+# batches), B's drops (% of its packets) and TCP retransmissions. Writes DIR/conform.csv and DIR/conform.md (medians).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 out=$repo/bench/results T=8 R=3
-VARIANTS="alone hogs conform unheld a-deep nocredit"
+VARIANTS="alone hogs conform unheld a-deep b-deep nocredit"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out) out=$2; shift 2 ;;
@@ -43,6 +47,9 @@ set --
 . "$here/arrange.sh"
 
 bench_begin || exit 1
+# The dequeue's run count (a few ns a run: on in every variant alike).
+bpf_stats=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
 hbm_veth_setup || hbm_fatal "veth setup"
 inA sysctl -qw net.ipv4.tcp_congestion_control=cubic
 CG_A=$(hbm_cg a)
@@ -53,13 +60,18 @@ inA "$HBM" class add "$DEV_A" --cgroup "$CG_A" --rate 100mbit &&
 	inA "$HBM" class add "$DEV_A" --cgroup "$CG_B" --rate 300mbit ||
 	hbm_fatal "class add"
 
-# class_counts: "A_PACKETS A_BYTES B_PACKETS B_BYTES B_DROPS" from show
+# class_counts: "A_PACKETS A_BYTES B_PACKETS B_BYTES B_DROPS A_DELAYED
+# B_DELAYED" from show, and the dequeue's runs (the kernel's BPF stats)
 class_counts() {
+	local deq
+
+	deq=$(bpftool -j prog show | jq -er '[.[] | select(.name == "hbm_dequeue") | .run_cnt // 0] | add') ||
+		return 1
 	inA "$HBM" show "$DEV_A" --json | jq -er --arg a "$CG_A" --arg b "$CG_B" '
 		.devices[0].classes as $c
 		| ($c[] | select(.cgroup == $a) | .stats) as $sa
 		| ($c[] | select(.cgroup == $b) | .stats) as $sb
-		| "\($sa.packets) \($sa.bytes) \($sb.packets) \($sb.bytes) \($sb.drops.total)"'
+		| "\($sa.packets) \($sa.bytes) \($sb.packets) \($sb.bytes) \($sb.drops.total) \($sa.delayed) \($sb.delayed) '"$deq"'"'
 }
 cset() {
 	inA "$HBM" class set "$DEV_A" --cgroup "$@" >/dev/null ||
@@ -70,12 +82,14 @@ setup() {
 	case $1 in
 	unheld) cset "$CG_A" --rate 1gbit ;;
 	a-deep) cset "$CG_A" --rate 100mbit --mark 2ms --drop 5ms ;;
+	b-deep) cset "$CG_B" --rate 300mbit --mark 2ms --drop 5ms ;;
 	nocredit) inA "$HBM" set "$DEV_A" --late-credit off >/dev/null ||
 		hbm_fatal "set --late-credit off" ;;
 	esac
 }
 reset() {
 	cset "$CG_A" --rate 100mbit --mark 50us --drop 500us
+	cset "$CG_B" --rate 300mbit --mark 50us --drop 500us
 	inA "$HBM" set "$DEV_A" --late-credit on >/dev/null ||
 		hbm_fatal "set --late-credit on"
 }
@@ -120,15 +134,18 @@ run() {
 		-v idle=$((100 * (i1 - i0) / (t1 - t0))) -v e="$HBM_TCP_EFF" \
 		-v ap=$((c1[0] - c0[0])) -v ab=$((c1[1] - c0[1])) \
 		-v bp=$((c1[2] - c0[2])) -v bb=$((c1[3] - c0[3])) \
-		-v bd=$((c1[4] - c0[4])) 'BEGIN {
-		printf "%s,%d,%.1f,%.1f,%.1f,%.1f,%d,%d,%d,%d,%d,%.2f,%d\n",
+		-v bd=$((c1[4] - c0[4])) -v ad=$((c1[5] - c0[5])) \
+		-v bl=$((c1[6] - c0[6])) -v dq=$((c1[7] - c0[7])) 'BEGIN {
+		printf "%s,%d,%.1f,%.1f,%.1f,%.1f,%d,%d,%d,%d,%d,%.2f,%d,%.1f,%.1f,%.2f\n",
 			v, rep, ga, 100 * ga / (100 * e), gb, 100 * gb / (300 * e),
 			idle, ap, ap ? ab / ap : 0, bp, bp ? bb / bp : 0,
-			bp + bd ? 100 * bd / (bp + bd) : 0, rb }'
+			bp + bd ? 100 * bd / (bp + bd) : 0, rb,
+			ap ? 100 * ad / ap : 0, bp ? 100 * bl / bp : 0,
+			ap + bp ? dq / (ap + bp) : 0 }'
 }
 
 csv=$out/conform.csv
-echo "variant,rep,a_mbps,a_pct,b_mbps,b_pct,cpu_idle_pct,a_skbs,a_skb_bytes,b_skbs,b_skb_bytes,b_drops_pct,b_retrans" >"$csv"
+echo "variant,rep,a_mbps,a_pct,b_mbps,b_pct,cpu_idle_pct,a_skbs,a_skb_bytes,b_skbs,b_skb_bytes,b_drops_pct,b_retrans,a_delayed_pct,b_delayed_pct,dequeues_per_pkt" >"$csv"
 for ((rep = 1; rep <= R; rep++)); do
 	for v in $VARIANTS; do
 		line=$(run "$v" "$rep") || exit 1
@@ -147,14 +164,15 @@ range() { awk -F, -v v="$1" -v c="$2" 'NR > 1 && $1 == v { if (n++ == 0 || $c < 
 {
 	echo "Medians of $R runs ($T s each; B's goodput: the runs' range too)."
 	echo
-	echo "| variant | B goodput, % of ceiling | A goodput, % | CPU idle | A skbs (mean bytes) | B skbs (mean bytes) | B drops | B retransmits |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| variant | B goodput, % of ceiling | A goodput, % | CPU idle | A skbs (mean bytes) | B skbs (mean bytes) | A, B delayed | dequeues a skb | B drops | B retransmits |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
 	for v in $VARIANTS; do
-		echo "| $v | $(col "$v" 6) ($(range "$v" 6)) | $(col "$v" 4) | $(col "$v" 7)% | $(col "$v" 8) ($(col "$v" 9)) | $(col "$v" 10) ($(col "$v" 11)) | $(col "$v" 12)% | $(col "$v" 13) |"
+		echo "| $v | $(col "$v" 6) ($(range "$v" 6)) | $(col "$v" 4) | $(col "$v" 7)% | $(col "$v" 8) ($(col "$v" 9)) | $(col "$v" 10) ($(col "$v" 11)) | $(col "$v" 14)%, $(col "$v" 15)% | $(col "$v" 16) | $(col "$v" 12)% | $(col "$v" 13) |"
 	done
 } >"$out/conform.md"
 cat "$out/conform.md"
 # The qdisc goes before the load, which unloads only what nothing uses.
 inA tc qdisc del dev "$DEV_A" root 2>/dev/null
 hbm_cleanup
+sysctl -qw kernel.bpf_stats_enabled="$bpf_stats"
 bench_end
