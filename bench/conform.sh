@@ -26,7 +26,10 @@
 # size (bpf-hbm show), the share of each class's packets that waited
 # for their departure time, the dequeue's runs per skb sent (a qdisc run
 # ends on a dequeue that finds nothing: the fewer, the larger the
-# batches), B's drops (% of its packets) and TCP retransmissions. Writes DIR/conform.csv and DIR/conform.md (medians).
+# batches), the run time of bpf_hbm's BPF a skb (enqueue, dequeues and
+# the ECN marker; the stats' own clock reads included) and as a share of
+# the VM's CPU over the run, B's drops (% of its packets) and TCP
+# retransmissions. Writes DIR/conform.csv and DIR/conform.md (medians).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,7 +50,8 @@ set --
 . "$here/arrange.sh"
 
 bench_begin || exit 1
-# The dequeue's run count (a few ns a run: on in every variant alike).
+# The BPF run counts and times (their clock reads cost each run: on in
+# every variant alike).
 bpf_stats=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
 hbm_veth_setup || hbm_fatal "veth setup"
@@ -61,11 +65,13 @@ inA "$HBM" class add "$DEV_A" --cgroup "$CG_A" --rate 100mbit &&
 	hbm_fatal "class add"
 
 # class_counts: "A_PACKETS A_BYTES B_PACKETS B_BYTES B_DROPS A_DELAYED
-# B_DELAYED" from show, and the dequeue's runs (the kernel's BPF stats)
+# B_DELAYED" from show, then from the kernel's BPF stats the dequeue's
+# runs and the run time of bpf_hbm's programs (qdisc and marker), ns
 class_counts() {
 	local deq
 
-	deq=$(bpftool -j prog show | jq -er '[.[] | select(.name == "hbm_dequeue") | .run_cnt // 0] | add') ||
+	deq=$(bpftool -j prog show | jq -er '[.[] | select(.name | test("^hbm_"))] |
+		"\([.[] | select(.name == "hbm_dequeue") | .run_cnt // 0] | add) \([.[] | .run_time_ns // 0] | add)"') ||
 		return 1
 	inA "$HBM" show "$DEV_A" --json | jq -er --arg a "$CG_A" --arg b "$CG_B" '
 		.devices[0].classes as $c
@@ -135,17 +141,20 @@ run() {
 		-v ap=$((c1[0] - c0[0])) -v ab=$((c1[1] - c0[1])) \
 		-v bp=$((c1[2] - c0[2])) -v bb=$((c1[3] - c0[3])) \
 		-v bd=$((c1[4] - c0[4])) -v ad=$((c1[5] - c0[5])) \
-		-v bl=$((c1[6] - c0[6])) -v dq=$((c1[7] - c0[7])) 'BEGIN {
-		printf "%s,%d,%.1f,%.1f,%.1f,%.1f,%d,%d,%d,%d,%d,%.2f,%d,%.1f,%.1f,%.2f\n",
+		-v bl=$((c1[6] - c0[6])) -v dq=$((c1[7] - c0[7])) \
+		-v bt=$((c1[8] - c0[8])) -v cpus="$(nproc)" -v t="$T" 'BEGIN {
+		printf "%s,%d,%.1f,%.1f,%.1f,%.1f,%d,%d,%d,%d,%d,%.2f,%d,%.1f,%.1f,%.2f,%.1f,%.1f\n",
 			v, rep, ga, 100 * ga / (100 * e), gb, 100 * gb / (300 * e),
 			idle, ap, ap ? ab / ap : 0, bp, bp ? bb / bp : 0,
 			bp + bd ? 100 * bd / (bp + bd) : 0, rb,
 			ap ? 100 * ad / ap : 0, bp ? 100 * bl / bp : 0,
-			ap + bp ? dq / (ap + bp) : 0 }'
+			ap + bp ? dq / (ap + bp) : 0,
+			ap + bp ? bt / (ap + bp) / 1000 : 0,
+			100 * bt / (t * cpus * 1e9) }'
 }
 
 csv=$out/conform.csv
-echo "variant,rep,a_mbps,a_pct,b_mbps,b_pct,cpu_idle_pct,a_skbs,a_skb_bytes,b_skbs,b_skb_bytes,b_drops_pct,b_retrans,a_delayed_pct,b_delayed_pct,dequeues_per_pkt" >"$csv"
+echo "variant,rep,a_mbps,a_pct,b_mbps,b_pct,cpu_idle_pct,a_skbs,a_skb_bytes,b_skbs,b_skb_bytes,b_drops_pct,b_retrans,a_delayed_pct,b_delayed_pct,dequeues_per_pkt,bpf_us_per_pkt,bpf_cpu_pct" >"$csv"
 for ((rep = 1; rep <= R; rep++)); do
 	for v in $VARIANTS; do
 		line=$(run "$v" "$rep") || exit 1
@@ -164,10 +173,10 @@ range() { awk -F, -v v="$1" -v c="$2" 'NR > 1 && $1 == v { if (n++ == 0 || $c < 
 {
 	echo "Medians of $R runs ($T s each; B's goodput: the runs' range too)."
 	echo
-	echo "| variant | B goodput, % of ceiling | A goodput, % | CPU idle | A skbs (mean bytes) | B skbs (mean bytes) | A, B delayed | dequeues a skb | B drops | B retransmits |"
-	echo "|---|---|---|---|---|---|---|---|---|---|"
+	echo "| variant | B goodput, % of ceiling | A goodput, % | CPU idle | A skbs (mean bytes) | B skbs (mean bytes) | A, B delayed | dequeues a skb | BPF a skb, us (% of CPU) | B drops | B retransmits |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	for v in $VARIANTS; do
-		echo "| $v | $(col "$v" 6) ($(range "$v" 6)) | $(col "$v" 4) | $(col "$v" 7)% | $(col "$v" 8) ($(col "$v" 9)) | $(col "$v" 10) ($(col "$v" 11)) | $(col "$v" 14)%, $(col "$v" 15)% | $(col "$v" 16) | $(col "$v" 12)% | $(col "$v" 13) |"
+		echo "| $v | $(col "$v" 6) ($(range "$v" 6)) | $(col "$v" 4) | $(col "$v" 7)% | $(col "$v" 8) ($(col "$v" 9)) | $(col "$v" 10) ($(col "$v" 11)) | $(col "$v" 14)%, $(col "$v" 15)% | $(col "$v" 16) | $(col "$v" 17) ($(col "$v" 18)%) | $(col "$v" 12)% | $(col "$v" 13) |"
 	done
 } >"$out/conform.md"
 cat "$out/conform.md"
