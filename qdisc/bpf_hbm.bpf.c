@@ -183,7 +183,7 @@ hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
 		hbm_flow_checkin(inst, slot, flow, fk, now);
 		return hbm_drop(sch, dr, cr, skb, to_free, HBM_DROP_FLOW_LIMIT);
 	}
-	skbn = hbm_obj_new(struct hbm_skb_node);
+	skbn = hbm_node_get(inst);
 	if (!skbn) {
 		hbm_flow_checkin(inst, slot, flow, fk, now);
 		return hbm_drop(sch, dr, cr, skb, to_free, HBM_DROP_NOMEM);
@@ -193,7 +193,7 @@ hbm_enqueue_flow(struct Qdisc *sch, struct hbm_inst *inst,
 	v = hbm_charge_all(dr, cfg, cls, pkt, skb, now, &charge, &departure,
 			   &reason);
 	if (v == HBM_DROP) {
-		hbm_obj_drop(skbn);
+		hbm_node_put(inst, skbn);
 		hbm_flow_checkin(inst, slot, flow, fk, now);
 		return hbm_drop(sch, dr, cr, skb, to_free, reason);
 	}

@@ -29,8 +29,9 @@
  * rare one that an mq sibling's charge made a little later than due.
  *
  * The interface the struct_ops use: hbm_sched_fast_ok, hbm_sched_fast_add,
- * hbm_sched_fast_take, hbm_sched_quanta, hbm_sched_add, hbm_unthrottle,
- * hbm_sched_next, hbm_sched_wait, hbm_sched_quiet, hbm_sent and hbm_purge.
+ * hbm_sched_fast_take, hbm_node_get, hbm_node_put, hbm_sched_quanta,
+ * hbm_sched_add, hbm_unthrottle, hbm_sched_next, hbm_sched_wait,
+ * hbm_sched_quiet, hbm_sent and hbm_purge.
  */
 #ifndef HBM_SCHED_BPF_H
 #define HBM_SCHED_BPF_H
@@ -72,6 +73,49 @@ static __always_inline struct sk_buff *hbm_sched_fast_take(struct hbm_inst *inst
 {
 	inst->fast_qlen = 0;
 	return bpf_kptr_xchg(&inst->fast, NULL);
+}
+
+/* A node for a packet to queue: a spare one, else a new one, or NULL. */
+static __always_inline struct hbm_skb_node *hbm_node_get(struct hbm_inst *inst)
+{
+	struct hbm_skb_node *n;
+	int i;
+
+	if (!inst->spares)
+		return hbm_obj_new(struct hbm_skb_node);
+#pragma unroll
+	for (i = 0; i < HBM_SPARE_NODES; i++) {
+		n = bpf_kptr_xchg(&inst->spare[i], NULL);
+		if (n) {
+			inst->spares--;
+			return n;
+		}
+	}
+	inst->spares = 0;	/* the count and the slots disagree: never */
+	return hbm_obj_new(struct hbm_skb_node);
+}
+
+/*
+ * Keep the node of a packet that left (or was dropped), its skb taken,
+ * for a later packet; freed when the spares are full. Each slot it is
+ * swapped into passes on what it held, so it lands in the first empty one.
+ */
+static __always_inline void hbm_node_put(struct hbm_inst *inst,
+					 struct hbm_skb_node *n)
+{
+	int i;
+
+	if (inst->spares < HBM_SPARE_NODES) {
+#pragma unroll
+		for (i = 0; i < HBM_SPARE_NODES; i++) {
+			n = bpf_kptr_xchg(&inst->spare[i], n);
+			if (!n) {
+				inst->spares++;
+				return;
+			}
+		}
+	}
+	hbm_obj_drop(n);
 }
 
 /* How long a flow must have been idle to come back with a full quantum. */
@@ -234,7 +278,7 @@ static __always_inline struct sk_buff *hbm_sched_take(struct hbm_inst *inst,
 	if (n) {
 		skbn = container_of(n, struct hbm_skb_node, node);
 		skb = bpf_kptr_xchg(&skbn->skb, skb);
-		hbm_obj_drop(skbn);
+		hbm_node_put(inst, skbn);
 	}
 	if (flow->qlen)
 		flow->qlen--;
@@ -444,9 +488,13 @@ static __always_inline void hbm_purge_skb(struct hbm_dev_rate *dr,
 	bpf_kfree_skb(skb);
 }
 
-/* Free every packet and flow of an instance; returns packets freed. */
-static __always_inline __u32 hbm_purge(struct hbm_inst *inst,
-				       struct hbm_inst_key *ik)
+/*
+ * Free every packet and flow of an instance; returns packets freed. A
+ * function of its own: inlined, its frame and hbm_inst_release's (a zeroed
+ * hbm_inst) would pass the 512 bytes of stack hbm_destroy has for both.
+ */
+static __noinline __u32 hbm_purge(struct hbm_inst *inst,
+				  struct hbm_inst_key *ik)
 {
 	struct hbm_skb_node *skbn;
 	struct hbm_flow_key fk;
