@@ -8,6 +8,7 @@
 # which runs this inside the VM).
 #
 #   bench/conform.sh [--out DIR] [--time SECONDS] [--repeat N]
+#                    [--variants "VARIANT ..."]
 #
 # Variants, taking turns, N rounds (3):
 #   alone     B alone;
@@ -41,7 +42,14 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--time) T=$2; shift 2 ;;
 	--repeat) R=$2; shift 2 ;;
-	*) sed -n '10p' "$0" >&2; exit 2 ;;
+	--variants) VARIANTS=$2; shift 2 ;;
+	*) sed -n '10,11p' "$0" >&2; exit 2 ;;
+	esac
+done
+for v in $VARIANTS; do
+	case " alone hogs conform unheld a-deep b-deep nocredit " in
+	*" $v "*) ;;
+	*) echo "conform.sh: no variant '$v'" >&2; exit 2 ;;
 	esac
 done
 mkdir -p "$out"
