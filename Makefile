@@ -260,6 +260,10 @@ bench-conform: all
 	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 1500 bench/conform.sh --out bench/results \
 		$(BENCH_ARGS)
 
+bench-isolation: all
+	$(Q)scripts/vmrun.sh -k $(KERNEL) -t 1500 bench/isolation.sh --out bench/results \
+		$(BENCH_ARGS)
+
 vmlinux:
 	$(Q)KERNEL=$(KERNEL) scripts/gen-vmlinux.sh
 
@@ -290,6 +294,7 @@ help:
 	@echo "make bench-rate          where the rate goes: bulk TCP at the defaults and variants"
 	@echo "make bench-tenants       per-cgroup classes: bpf_hbm vs htb classified by cgroup"
 	@echo "make bench-conform       where class B's rate goes in issue 12's conformance setup"
+	@echo "make bench-isolation     where class B's RPC tail goes while A is loaded (issue 12)"
 	@echo "make vmlinux             regenerate vmlinux/vmlinux.h from KERNEL's BTF"
 	@echo "make install [DESTDIR=] [PREFIX=/usr/local] [SBINDIR=] [MANDIR=] [UNITDIR=]"
 	@echo "                         install bpf-hbm, bpf-hbm(8), its bash completion,"
@@ -299,7 +304,7 @@ help:
 	@echo "make uninstall           remove what make install installed (same variables)"
 	@echo "make clean               remove $(OUTPUT)"
 
-.PHONY: all test soak test-host fuzz demo bench bench-rate bench-tenants bench-conform vmlinux \
+.PHONY: all test soak test-host fuzz demo bench bench-rate bench-tenants bench-conform bench-isolation vmlinux \
 	installable install uninstall clean help
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/loader/*.d $(OUTPUT)/tests/*.d \
