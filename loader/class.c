@@ -103,8 +103,8 @@ int hbm_class_levels(const struct hbm_maps *maps,
 
 /*
  * Write @levels into @dev's configuration (read, modify, write). A device
- * without one runs with the defaults, which have no levels: add (@create)
- * makes it one from the defaults; taking classes away leaves it be.
+ * without one runs with the load-time defaults, which have no levels: add
+ * (@create) makes it one from them; taking classes away leaves it be.
  */
 static int hbm_class_levels_write(const struct hbm_maps *maps,
 				  const struct hbm_dev_key *dev, __u32 levels,
@@ -116,7 +116,10 @@ static int hbm_class_levels_write(const struct hbm_maps *maps,
 	if (bpf_map_lookup_elem(maps->config, dev, &cfg)) {
 		if (!levels || !create)
 			return 0;
-		hbm_config_default(&cfg);
+		/* What it runs with (tc qdisc add's): load's, not ours. */
+		e = hbm_bpf_defaults(&cfg);
+		if (e)
+			return e;
 	} else if (cfg.class_levels == levels) {
 		return 0;
 	}
@@ -156,6 +159,32 @@ static void hbm_class_rates_prune(const struct hbm_maps *maps)
 }
 
 /*
+ * A configuration of a device gone from our namespace: a device deleted
+ * while bpf_hbm was not on it (tc qdisc del first, then ip link del)
+ * leaves it, where it would take one of the HBM_MAX_DEVS entries for good
+ * and give its rate to a device that later gets its ifindex. Its classes
+ * go by the same rule (hbm_classes_prune). Other namespaces' devices are
+ * not seen from here: kept.
+ */
+static void hbm_configs_prune(const struct hbm_maps *maps, __u32 own)
+{
+	struct hbm_dev_key keys[HBM_MAX_DEVS], k, *pk = NULL;
+	char name[IF_NAMESIZE];
+	int i, n = 0;
+
+	if (maps->config < 0)
+		return;
+	while (n < HBM_MAX_DEVS && !bpf_map_get_next_key(maps->config, pk, &k)) {
+		keys[n] = k;
+		pk = &keys[n++];
+	}
+	for (i = 0; i < n; i++)
+		if (keys[i].netns == own &&
+		    !if_indextoname(keys[i].ifindex, name) && errno == ENXIO)
+			bpf_map_delete_elem(maps->config, &keys[i]);
+}
+
+/*
  * Quiet on purpose: show, set and attach run it too, and their output
  * (show --json's above all) is not the place to report what was tidied.
  * A class whose cgroup may or may not exist (the cgroup2 mount cannot be
@@ -173,8 +202,10 @@ void hbm_classes_prune(const struct hbm_maps *maps)
 	__u32 own, levels;
 	int i, j;
 
-	if (maps->class_configs < 0 || maps->class_rates < 0 ||
-	    hbm_own_netns(&own))
+	if (hbm_own_netns(&own))
+		return;
+	hbm_configs_prune(maps, own);
+	if (maps->class_configs < 0 || maps->class_rates < 0)
 		return;
 	if (hbm_class_keys(maps->class_configs, "hbm_class_configs", &ks))
 		return;

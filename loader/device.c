@@ -498,8 +498,8 @@ int hbm_cmd_set(const char *dev, const struct hbm_opts *opts,
 		goto out;
 	}
 	/* Unconfigured (tc qdisc add): from what it runs with, load's. */
-	if (!has_cfg)
-		hbm_bpf_defaults(&cfg);
+	if (!has_cfg && hbm_bpf_defaults(&cfg))
+		goto fail;
 	/* Kept by class add and del: what the map says, in any case. */
 	if (hbm_class_levels(&maps, &key, NULL, &cfg.class_levels))
 		goto fail;

@@ -4,6 +4,7 @@
  * them and show their counters. This file dispatches the commands and
  * parses their options; see usage below for what they do.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <net/if.h>
 #include <signal.h>
@@ -850,6 +851,11 @@ static int hbm_run(const struct hbm_cmd *cmd, const struct hbm_args *a)
 	sigprocmask(SIG_BLOCK, &hold, &old);
 	ret = cmd->run(a);
 	hbm_unlock();
+	/* What it printed (class list --json >f) must have been written. */
+	if ((fflush(stdout) || ferror(stdout)) && ret == HBM_EXIT_OK) {
+		hbm_error("write", "the output", "%s", strerror(errno));
+		ret = HBM_EXIT_FAIL;
+	}
 	fflush(NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return ret;

@@ -143,6 +143,7 @@ out:
 static void test_prune(void)
 {
 	struct hbm_dev_key gone = { GONE_IFINDEX, 0 }, lo = { 1, 0 };
+	struct hbm_dev_key other = { GONE_IFINDEX, 0 };
 	struct hbm_class_key orphan = { 1, 0, 4242 };
 	struct hbm_class_rate r = {};
 	struct hbm_config cfg;
@@ -159,6 +160,8 @@ static void test_prune(void)
 	put(GONE_IFINDEX, own, root ? root : 100, 1, 10000000);
 	/* One of another netns: its devices can't be seen from here. */
 	put(GONE_IFINDEX, own + 1, root ? root : 100, 1, 10000000);
+	other.netns = own + 1;
+	bpf_map_update_elem(maps.config, &other, &cfg, BPF_ANY);
 	/* lo: the root's class stays, a gone cgroup's goes (if known). */
 	cfg.class_levels = (1U << 0) | (1U << 2);
 	bpf_map_update_elem(maps.config, &lo, &cfg, BPF_ANY);
@@ -171,9 +174,10 @@ static void test_prune(void)
 			 root ? root : 100), "a gone device's class");
 	ASSERT_FALSE(has(maps.class_rates, GONE_IFINDEX, own,
 			 root ? root : 100), "a gone device's rate");
-	if (ASSERT_OK(bpf_map_lookup_elem(maps.config, &gone, &cfg),
-		      "its configuration stays"))
-		ASSERT_EQ(cfg.class_levels, 0, "without levels");
+	ASSERT_ERR(bpf_map_lookup_elem(maps.config, &gone, &cfg),
+		   "a gone device's configuration");
+	ASSERT_OK(bpf_map_lookup_elem(maps.config, &other, &cfg),
+		  "another netns' configuration stays");
 	ASSERT_TRUE(has(maps.class_configs, GONE_IFINDEX, own + 1,
 			root ? root : 100), "another netns' class stays");
 	ASSERT_FALSE(has(maps.class_rates, 1, own, 4242),

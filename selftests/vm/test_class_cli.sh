@@ -5,7 +5,7 @@
 # ("bpf-hbm: couldn't ..."), exit 2 for usage and 1 otherwise, and
 # changes nothing (the device's classes and configuration as before).
 # Paths with spaces, quotes and non-ASCII bytes come back intact in JSON,
-# and the limits are in --help.
+# and the limits are in --help. Output to a full device is an error.
 . "$(dirname "$0")/lib.sh"
 
 hbm_veth_setup || hbm_fatal "veth setup"
@@ -97,6 +97,15 @@ if mkdir "$p"; then
 	assert_ok "show --json is valid JSON with an invalid UTF-8 path" \
 		bash -c "ip netns exec $NS_A $HBM show --json | jq -e . >/dev/null"
 fi
+
+# Output that cannot be written is a failure, not an empty success.
+err=$(inA "$HBM" class list "$DEV_A" --json 2>&1 >/dev/full)
+st=$?
+assert_eq "$st" 1 "class list --json >/dev/full: exit 1"
+assert_same "$err" "bpf-hbm: couldn't write the output: No space left on device" \
+	"class list --json >/dev/full: the reason"
+err=$(inA "$HBM" class list "$DEV_A" 2>&1 >/dev/full)
+assert_eq "$?" 1 "class list >/dev/full: exit 1 ($err)"
 
 h=$("$HBM" class --help)
 assert_ok "class --help gives the limit of classes" grep -q 4096 <<<"$h"

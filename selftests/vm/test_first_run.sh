@@ -16,7 +16,8 @@
 #     root bpf_hbm`: show marks DEV unconfigured, at the 300 Mbit/s
 #     default (text and JSON), a TCP transfer is held to 300 Mbit/s (L2)
 #     where it ran faster unshaped, and set on it starts from that
-#     default. A second load --rate is refused while loaded.
+#     default, and so does class add on it. A second load --rate is
+#     refused while loaded.
 # bpf_hbm is unloaded first (load --rate applies to a fresh load) and at
 # the end (the next tests' `tc qdisc add` expect the 1 Gbit/s default).
 . "$(dirname "$0")/lib.sh"
@@ -212,5 +213,19 @@ assert_same "$(dev_field "$DEV_A" config.rate_bps)" "$((RATE * 1000000))" \
 	"set: $DEV_A still at ${RATE} Mbit/s"
 assert_same "$(dev_field "$DEV_A" config.burst_ns)" 1000000 \
 	"set: $DEV_A's burst 1ms"
+
+# So does class add, which writes the device's class levels into a
+# configuration it makes for an unconfigured device.
+assert_ok "detach $DEV_A" inA "$HBM" detach "$DEV_A"
+assert_ok "tc qdisc add dev $DEV_A root bpf_hbm, again" \
+	inA tc qdisc add dev "$DEV_A" root bpf_hbm || hbm_done
+assert_same "$(dev_field "$DEV_A" configured)" false \
+	"show --json: $DEV_A unconfigured again"
+CG=$(hbm_cg c)
+assert_ok "class add on the unconfigured $DEV_A" \
+	inA "$HBM" class add "$DEV_A" --cgroup "$CG" --rate 100mbit
+assert_same "$(dev_field "$DEV_A" config.rate_bps)" "$((RATE * 1000000))" \
+	"class add: $DEV_A still at load's ${RATE} Mbit/s"
+assert_ok "class del" inA "$HBM" class del "$DEV_A" --cgroup "$CG"
 hbm_report "$SECONDS s"
 hbm_done
