@@ -722,8 +722,11 @@ static void hbm_plan_dev(struct hbm_plan_out *p, const struct hbm_conf_dev *d,
 		ch->parent = parent;
 		ch->ecn = ecn ? HBM_ECN_ON : HBM_ECN_OFF;
 		ch->replace = d->replace;
-		/* A new attachment: its classes are all to be added. */
-		hbm_plan_classes(p, d, NULL);
+		/*
+		 * Its classes, against those it kept: a device whose qdisc
+		 * went by tc qdisc del keeps them, and attach keeps them.
+		 */
+		hbm_plan_classes(p, d, cur);
 		return;
 	}
 	if (cur->parent != parent)

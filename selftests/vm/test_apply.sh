@@ -3,7 +3,8 @@
 #
 # bpf-hbm apply: a configuration file of two devices (A's veth and a
 # dummy), a class and a device that does not exist is applied as it says
-# (show --json), a second run changes nothing and says so, an edited file
+# (show --json), a second run changes nothing and says so, a run after
+# tc qdisc del attaches again with the class kept, an edited file
 # (a rate changed, a device and the class dropped) makes exactly those
 # changes, --dry-run prints them without making them, ECN is set live, a
 # bad file (FILE:LINE, exit 2) changes nothing, and a file naming no
@@ -94,6 +95,17 @@ assert_eq "$ST" 0 "second apply: exit 0"
 expect_out "bpf-hbm: nothing to change"
 after=$(state)
 assert_same "$after" "$before" "second apply: state unchanged"
+
+# 2b. bpf_hbm taken off hbm0 outside apply (tc qdisc del), which keeps
+# its configuration and class: apply attaches it again and adds no class.
+assert_ok "tc qdisc del dev hbm0 root" inA tc qdisc del dev hbm0 root
+apply "$CONF"
+assert_eq "$ST" 0 "apply after tc qdisc del: exit 0"
+assert_ok "apply after tc qdisc del: hbm0 attached" \
+	grep -q "^bpf-hbm: hbm0: attached" "$OUT"
+assert_eq "$(grep -c class "$OUT")" 0 "apply after tc qdisc del: no class change"
+after=$(state)
+assert_same "$after" "$before" "apply after tc qdisc del: state as before"
 
 # 3. The file edited: hbm0's rate changed, hbmx and the class dropped.
 cat >"$CONF" <<EOF
