@@ -34,10 +34,13 @@ inA "$HBM" show "$DEV_A"
 # the device go, and the next loader command drops what it left, the
 # configuration and its class, so that a device given the same ifindex
 # starts from the defaults again.
-# hbm_config's and hbm_class_configs' entries for ifindex $idx, from bpftool
+# hbm_config's and hbm_class_configs' entries for ifindex $idx in A's
+# namespace (other tests' namespaces had devices of that ifindex too)
+ns=$(inA stat -L -c %i /proc/self/ns/net)
 entries() {
 	bpftool -j map dump pinned "/sys/fs/bpf/bpf_hbm/$1" |
-		jq -e --argjson i "$idx" '[.[] | select(.formatted.key.ifindex == $i)] | length'
+		jq -e --argjson i "$idx" --argjson n "$ns" \
+			'[.[] | select(.formatted.key.ifindex == $i and .formatted.key.netns == $n)] | length'
 }
 CG=$(hbm_cg c)
 assert_ok "set --rate 9mbit" inA "$HBM" set "$DEV_A" --rate 9mbit
