@@ -168,20 +168,19 @@ static void hbm_class_rates_prune(const struct hbm_maps *maps)
  */
 static void hbm_configs_prune(const struct hbm_maps *maps, __u32 own)
 {
-	struct hbm_dev_key keys[HBM_MAX_DEVS], k, *pk = NULL;
+	struct hbm_dev_key *keys = NULL;
 	char name[IF_NAMESIZE];
 	int i, n = 0;
 
-	if (maps->config < 0)
+	if (maps->config < 0 ||
+	    hbm_map_keys(maps->config, sizeof(*keys), "hbm_config",
+			 (void **)&keys, &n))
 		return;
-	while (n < HBM_MAX_DEVS && !bpf_map_get_next_key(maps->config, pk, &k)) {
-		keys[n] = k;
-		pk = &keys[n++];
-	}
 	for (i = 0; i < n; i++)
 		if (keys[i].netns == own &&
 		    !if_indextoname(keys[i].ifindex, name) && errno == ENXIO)
 			bpf_map_delete_elem(maps->config, &keys[i]);
+	free(keys);
 }
 
 /*
