@@ -50,19 +50,6 @@ inA "$HBM" class add "$DEV_A" --cgroup "$CG_B" --rate 100mbit ||
 	hbm_fatal "class add B"
 inB netserver -p 12865 >/dev/null 2>&1
 
-# rr_p99: B's 10 KB RR P99 (us) over T seconds; must be a number
-rr_p99() {
-	local v
-
-	v=$(hbm_in_cg "$CG_B" netperf -H "$ADDR_B" -p 12865 -t TCP_RR \
-		-l "$T" -P 0 -- -r 10000,1 -o P99_LATENCY | tail -n 1)
-	[[ $v =~ ^[0-9]+$ ]] || {
-		echo "isolation: netperf gave no P99: '$v'" >&2
-		return 1
-	}
-	echo "$v"
-}
-
 # a_start VARIANT: A's 8 flows for the RR's run and a little more
 a_start() {
 	local t=$((T + 2))
@@ -89,7 +76,7 @@ run() {
 
 	[ "$v" = idle ] || { a_start "$v"; sleep 1.5; }
 	read -r i0 t0 < <(cpu_ticks)
-	p=$(rr_p99) || exit 1
+	p=$(hbm_rr_p99 "$CG_B" "$T") || exit 1
 	read -r i1 t1 < <(cpu_ticks)
 	if [ "$v" != idle ]; then
 		wait

@@ -99,6 +99,21 @@ hbm_cg_iperf_start() {
 			-J "$@" >"$out" 2>&1 &
 	fi
 }
+# hbm_rr_p99 CGROUP SECONDS: the P99 latency (us) of netperf TCP_RR with
+# 10 KB requests and 1-byte responses from CGROUP to B's netserver on port
+# 12865 (the caller starts it); nothing, a reason on stderr and status 1
+# where netperf gave no number.
+hbm_rr_p99() {
+	local v
+
+	v=$(hbm_in_cg "$1" netperf -H "$ADDR_B" -p 12865 -t TCP_RR \
+		-l "$2" -P 0 -- -r 10000,1 -o P99_LATENCY | tail -n 1)
+	[[ $v =~ ^[0-9]+$ ]] || {
+		echo "netperf gave no P99: '$v'" >&2
+		return 1
+	}
+	echo "$v"
+}
 hbm_iperf_result() {
 	local g
 

@@ -155,27 +155,20 @@ assert_ok "set the device to 1gbit" inA "$HBM" set "$DEV_A" --rate 1gbit
 assert_ok "class add B 100mbit" inA "$HBM" class add "$DEV_A" \
 	--cgroup "$CG_B" --rate 100mbit
 inB netserver -p 12865 >/dev/null 2>&1
-# rr_p99: P99 latency (us) of 10 KB requests, 1-byte responses, from B.
-rr_p99() {
-	local v
-
-	v=$(hbm_in_cg "$CG_B" netperf -H "$ADDR_B" -p 12865 -t TCP_RR \
-		-l "$T" -P 0 -- -r 10000,1 -o P99_LATENCY | tail -n 1)
-	[[ $v =~ ^[0-9]+$ ]] || hbm_fatal "netperf gave no P99: '$v'"
-	echo "$v"
-}
+# rr_p99: B's 10 KB RR P99 (us); status 1 where there is none.
+rr_p99() { hbm_rr_p99 "$CG_B" "$T"; }
 # TCG's timers make one run's P99 swing 1.6-4.5 ms with A idle: two runs
 # of each, alternating, and their means compared.
-idle1=$(rr_p99)
+idle1=$(rr_p99) || hbm_fatal "B's RR with A idle: no P99"
 hbm_cg_iperf_start "$CG_A" 5201 "/tmp/$HBM_TEST.a" $((T + 2)) -P 8
 sleep 1.5
-loaded1=$(rr_p99)
+loaded1=$(rr_p99) || hbm_fatal "B's RR with A loaded: no P99"
 wait
 GA=$(hbm_iperf_result "/tmp/$HBM_TEST.a") || hbm_fatal "iperf3 of A failed"
-idle2=$(rr_p99)
+idle2=$(rr_p99) || hbm_fatal "B's RR with A idle, second run: no P99"
 hbm_cg_iperf_start "$CG_A" 5201 "/tmp/$HBM_TEST.a" $((T + 2)) -P 8
 sleep 1.5
-loaded2=$(rr_p99)
+loaded2=$(rr_p99) || hbm_fatal "B's RR with A loaded, second run: no P99"
 wait
 GA2=$(hbm_iperf_result "/tmp/$HBM_TEST.a") || hbm_fatal "iperf3 of A failed"
 idle=$(((idle1 + idle2) / 2))
