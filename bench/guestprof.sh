@@ -27,7 +27,7 @@ while getopts "r:f:h" o; do
 	case $o in
 	r) reps=$OPTARG ;;
 	f) flows=$OPTARG ;;
-	*) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	*) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -47,7 +47,8 @@ bench_begin || exit 1
 # busy: "CPU BUSY_TICKS IDLE_TICKS" a line, from /proc/stat
 busy() { awk '/^cpu[0-9]/ { print $1, $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
 
-flood() { inA "$HBM_TOOLS/flood" -s "$ADDR_A" -d "$ADDR_B" -f "$1" -t 3; }
+# The flood's command line; each run adds -f FLOWS.
+flood=("$HBM_TOOLS/flood" -s "$ADDR_A" -d "$ADDR_B" -t 3)
 
 for rep in $(seq "$reps"); do
 	for f in $flows; do
@@ -55,15 +56,14 @@ for rep in $(seq "$reps"); do
 			hbm_veth_setup >/dev/null || exit 1
 			arrange "$arr" 100000 || exit 1
 			b0=$(busy)
-			res=$(flood "$f")
+			res=$(inA "${flood[@]}" -f "$f")
 			b1=$(busy)
 			echo "$arr, $f flow(s), #$rep: $res, busy $(join <(echo "$b0") <(echo "$b1") |
 				awk '{ printf "%s %d%% ", $1, 100 * ($4 - $2) / ($4 - $2 + $5 - $3) }')"
 			if [ "$rep" = 1 ]; then
 				"$perf" record -q -a -e cpu-clock -F 1000 \
 					-o "$data/p" -- ip netns exec "$NS_A" \
-					"$HBM_TOOLS/flood" -s "$ADDR_A" -d "$ADDR_B" \
-					-f "$f" -t 3 >"$data/res" 2>/dev/null
+					"${flood[@]}" -f "$f" >"$data/res" 2>/dev/null
 				sent=$(sed -n 's/.*sent=\([0-9]*\).*/\1/p' "$data/res")
 				# One sample is 1 ms of a CPU: ns a packet = 1e6 * n / sent.
 				"$perf" report -i "$data/p" --comm flood --sort sym \
